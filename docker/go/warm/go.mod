@@ -1,0 +1,3 @@
+module warm
+
+go 1.18

@@ -1,0 +1,105 @@
+"""Grading: a fresh container, the test-commit tree, the filtered patch, tests un-skipped.
+
+Steps (host side first, so nothing the agent touched is reused):
+1. copy the test-commit tree into a directory grading owns;
+2. filter the model patch (utils/patches.py) and apply what is kept, with fallbacks;
+3. write reference-only overrides (oracle only) and un-skip the tests (language spec);
+4. copy the tree into a fresh container from the language image (network off), run the
+   spec's test command under the test timeout with the report written into a directory
+   with a random name, read that report back, and decide with utils/verdict.py.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docker
+
+from utils.languages import LanguageSpec, matches_any
+from utils.patches import FilteredPatch, PatchError, apply_patch, filter_patch
+from utils.runner_results import TestResults
+from utils.sandbox import ExecResult, Limits, Sandbox, tar_directory
+from utils.verdict import Verdict, decide
+
+PATCH_APPLY_FAILED = "patch_apply_failed"
+TESTBED = "/testbed"
+
+
+@dataclass(frozen=True)
+class GradingRequest:
+    spec: LanguageSpec
+    instance_id: str
+    test_tree: Path  # the test commit's files, read-only for grading
+    patch_text: str
+    solution_paths: tuple[str, ...]
+    hidden_paths: tuple[str, ...] = ()
+    expected_tests: tuple[str, ...] | None = None
+    overrides: dict[str, bytes] = field(default_factory=dict)  # path -> content, after the patch
+    test_timeout: int = 120
+
+
+@dataclass(frozen=True)
+class GradingOutcome:
+    verdict: Verdict
+    filtered: FilteredPatch | None
+    apply_method: str | None
+    results: TestResults
+    exec_result: ExecResult | None
+    eval_script: str
+    seconds: float
+
+
+def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_id: str,
+          limits: Limits = Limits(), log=lambda message: None) -> GradingOutcome:
+    started = time.monotonic()
+    filtered = filter_patch(request.patch_text, request.spec, request.solution_paths, request.hidden_paths)
+    with tempfile.TemporaryDirectory(prefix="polyglot-grade-") as workdir:
+        tree = Path(workdir) / "testbed"
+        shutil.copytree(request.test_tree, tree, symlinks=True)
+        try:
+            apply_method = apply_patch(tree, filtered.text)
+        except PatchError as error:
+            log(f"patch did not apply: {error}")
+            return GradingOutcome(Verdict(False, PATCH_APPLY_FAILED, str(error)), filtered, None,
+                                  TestResults(), None, "", time.monotonic() - started)
+        for path, content in request.overrides.items():
+            (tree / path).parent.mkdir(parents=True, exist_ok=True)
+            (tree / path).write_bytes(content)
+        unskip_tree(tree, request.spec)
+        report_dir = f"/tmp/report-{secrets.token_hex(8)}"
+        script = request.spec.test_command.format(report_dir=report_dir)
+        eval_script = f"mkdir -p {report_dir} && cd {TESTBED} && {script}"
+        log(f"grading {request.instance_id} in {image}: {eval_script}")
+        with Sandbox(client, image, run_id, request.instance_id, "grading", network="none", limits=limits) as box:
+            box.put_tar(tar_directory(tree), TESTBED)
+            exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED)
+            report = {name: content.decode("utf-8", errors="replace")
+                      for name, content in box.get_files(report_dir).items()}
+    results = request.spec.parse_results(report)
+    verdict = decide(exit_code=exec_result.exit_code, timed_out=exec_result.timed_out,
+                     results=results, expected_tests=request.expected_tests)
+    log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
+    return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script,
+                          time.monotonic() - started)
+
+
+def unskip_tree(tree: Path, spec: LanguageSpec) -> list[str]:
+    """Apply the language's un-skip transformation in place; returns the rewritten paths."""
+    changed = []
+    if not spec.unskip_globs:
+        return changed
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        relative = path.relative_to(tree).as_posix()
+        if not matches_any(relative, spec.unskip_globs):
+            continue
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        new_text = spec.unskip_text(relative, text)
+        if new_text != text:
+            path.write_text(new_text, encoding="utf-8", errors="surrogateescape")
+            changed.append(relative)
+    return changed

@@ -1,0 +1,233 @@
+"""One declarative spec per language: the only place a language is described.
+
+Adding a language means adding one `LanguageSpec` below and one image recipe under
+`docker/<name>/`. Everything else (dataset preparation, agent runs, grading, reports)
+reads these specs.
+
+Path patterns are POSIX globs relative to the exercise root, matched with
+`path_matches` (`**` spans directories, `*` does not cross `/`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+from utils import runner_results
+from utils.runner_results import TestResults
+
+# Where grading writes the runner's machine-readable report inside the container. The
+# directory name gets a per-run random suffix so code under test cannot guess it.
+REPORT_DIR_PLACEHOLDER = "{report_dir}"
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """Glob match where `*` stays inside one path segment and `**/` spans any depth."""
+    regex = _glob_to_regex(pattern)
+    return re.fullmatch(regex, path) is not None
+
+
+def _glob_to_regex(pattern: str) -> str:
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+def matches_any(path: str, patterns: tuple[str, ...]) -> bool:
+    return any(path_matches(path, pattern) for pattern in patterns)
+
+
+@dataclass(frozen=True)
+class LanguageSpec:
+    name: str
+    # --- image -----------------------------------------------------------------------
+    # Recipe directory under docker/ (Dockerfile + build-context files).
+    image_recipe: str
+    # A command that prints the toolchain version (used to verify the image).
+    version_command: str
+    # --- what the agent sees ---------------------------------------------------------
+    # Exercise files the agent never sees, in addition to everything under .meta/ and the
+    # files .meta/config.json lists under "test" and "example". ("invalidator" files are
+    # build files the agent needs to build the stub, so they stay visible.)
+    hidden_globs: tuple[str, ...]
+    # New files the agent may add that grading keeps (non-test source files).
+    new_source_globs: tuple[str, ...]
+    # New files never taken from a patch even when they look like source: they could change
+    # how tests are collected, configured or built.
+    never_keep_globs: tuple[str, ...]
+    # Build artifacts never included in a model patch.
+    artifact_globs: tuple[str, ...]
+    # --- grading ---------------------------------------------------------------------
+    # Files (globs) the un-skip transformation rewrites in the grading tree.
+    unskip_globs: tuple[str, ...]
+    unskip: Callable[[str], str]
+    # Shell script run in the grading tree (cwd = repo root), network off. It must write
+    # the runner's machine-readable report into {report_dir}.
+    test_command: str
+    # Reads the report directory (a mapping of file name -> content) into results.
+    parse_results: Callable[[dict[str, str]], TestResults]
+    test_timeout: int = 120
+    agent_timeout: int = 600
+    # Reference-only manifest overrides for the oracle: (source in exercise, destination).
+    reference_overrides: tuple[tuple[str, str], ...] = ()
+    env: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    def is_hidden(self, path: str) -> bool:
+        return path.startswith(".meta/") or matches_any(path, self.hidden_globs)
+
+    def is_artifact(self, path: str) -> bool:
+        return matches_any(path, self.artifact_globs)
+
+    def unskip_text(self, path: str, text: str) -> str:
+        if matches_any(path, self.unskip_globs):
+            return self.unskip(text)
+        return text
+
+
+def _identity(text: str) -> str:
+    return text
+
+
+_JAVA_DISABLED = re.compile(r"^[ \t]*@Disabled(?:\s*\((?:[^()\"]|\"(?:[^\"\\]|\\.)*\")*\))?[ \t]*\r?\n?", re.M)
+_JAVA_DISABLED_INLINE = re.compile(r"@Disabled(?:\s*\((?:[^()\"]|\"(?:[^\"\\]|\\.)*\")*\))?\s*")
+
+
+def unskip_java(text: str) -> str:
+    """Remove every @Disabled annotation (own line or inline), keeping the test."""
+    text = _JAVA_DISABLED.sub("", text)
+    return _JAVA_DISABLED_INLINE.sub("", text)
+
+
+_JS_SKIPPED = re.compile(r"\bx(test|it|describe)(\s*(?:\.each\b[^(]*)?\()")
+
+
+def unskip_javascript(text: str) -> str:
+    """xtest( -> test(, xit( -> it(, xdescribe( -> describe(; test.skip stays skipped."""
+    return _JS_SKIPPED.sub(r"\1\2", text)
+
+
+COMMON_ARTIFACTS = (".git/**", "**/.DS_Store")
+
+PYTHON = LanguageSpec(
+    name="python",
+    image_recipe="python",
+    version_command="python3 -m pytest --version",
+    hidden_globs=("**/*_test.py", "**/test_*.py", "**/conftest.py"),
+    new_source_globs=("*.py",),
+    never_keep_globs=("conftest.py", "setup.py", "sitecustomize.py", "usercustomize.py", "__init__.py"),
+    artifact_globs=COMMON_ARTIFACTS + ("**/__pycache__/**", "**/*.pyc", "**/.pytest_cache/**"),
+    unskip_globs=(),
+    unskip=_identity,
+    test_command=(
+        "python3 -m pytest -p no:cacheprovider -q -o addopts= -o junit_family=xunit2 "
+        "--junitxml={report_dir}/junit.xml"
+    ),
+    parse_results=runner_results.parse_junit_reports,
+)
+
+GO = LanguageSpec(
+    name="go",
+    image_recipe="go",
+    version_command="go version",
+    hidden_globs=("**/*_test.go",),
+    new_source_globs=("*.go",),
+    never_keep_globs=("*_test.go",),
+    artifact_globs=COMMON_ARTIFACTS + ("**/*.test", "**/*.out"),
+    unskip_globs=(),
+    unskip=_identity,
+    test_command="go test -json ./... > {report_dir}/go-test.json",
+    parse_results=runner_results.parse_go_test_json,
+)
+
+RUST = LanguageSpec(
+    name="rust",
+    image_recipe="rust",
+    version_command="cargo --version",
+    hidden_globs=("tests/**",),
+    new_source_globs=("src/**.rs",),
+    never_keep_globs=("build.rs", "src/bin/**", "src/main.rs"),
+    artifact_globs=COMMON_ARTIFACTS + ("target/**", "Cargo.lock", "**/*.rs.bk"),
+    unskip_globs=(),
+    unskip=_identity,  # cargo's --include-ignored runs #[ignore] tests
+    test_command="polyglot-rust-test {report_dir}",
+    parse_results=runner_results.parse_libtest_logfiles,
+    reference_overrides=((".meta/Cargo-example.toml", "Cargo.toml"),),
+)
+
+JAVASCRIPT = LanguageSpec(
+    name="javascript",
+    image_recipe="javascript",
+    version_command="node --version",
+    hidden_globs=("**/*.spec.js", "**/*.test.js", "**/__tests__/**"),
+    new_source_globs=("*.js", "lib/**.js"),
+    never_keep_globs=("*.config.js", "*.config.cjs", "*.config.mjs", "jest.*", "setupTests.js", ".babelrc*"),
+    artifact_globs=COMMON_ARTIFACTS + ("node_modules", "node_modules/**", "package-lock.json", "coverage/**"),
+    unskip_globs=("**/*.spec.js", "**/*.test.js"),
+    unskip=unskip_javascript,
+    test_command="polyglot-js-test {report_dir}",
+    parse_results=runner_results.parse_jest_json,
+)
+
+JAVA = LanguageSpec(
+    name="java",
+    image_recipe="java",
+    version_command="javac -version",
+    hidden_globs=("src/test/**",),
+    new_source_globs=("src/main/java/**.java",),
+    never_keep_globs=(),
+    artifact_globs=COMMON_ARTIFACTS + ("build/**", ".gradle/**", "bin/**", "out/**", "**/*.class"),
+    unskip_globs=("src/test/**.java",),
+    unskip=unskip_java,
+    test_command="polyglot-java-test {report_dir}",
+    parse_results=runner_results.parse_junit_reports,
+)
+
+CPP = LanguageSpec(
+    name="cpp",
+    image_recipe="cpp",
+    version_command="g++ --version",
+    hidden_globs=("**/*_test.cpp",),
+    new_source_globs=("*.h", "*.hpp", "*.cpp", "*.cc"),
+    never_keep_globs=(),
+    artifact_globs=COMMON_ARTIFACTS + ("build/**", "CMakeFiles/**", "CMakeCache.txt", "Makefile", "cmake_install.cmake"),
+    unskip_globs=(),
+    unskip=_identity,  # configured with -DEXERCISM_RUN_ALL_TESTS=1
+    test_command="polyglot-cpp-test {report_dir}",
+    parse_results=runner_results.parse_junit_reports,
+)
+
+LANGUAGES: dict[str, LanguageSpec] = {
+    spec.name: spec for spec in (PYTHON, GO, RUST, JAVASCRIPT, JAVA, CPP)
+}
+
+
+class UnknownLanguageError(ValueError):
+    pass
+
+
+def get_language(name: str) -> LanguageSpec:
+    try:
+        return LANGUAGES[name]
+    except KeyError:
+        raise UnknownLanguageError(
+            f"unknown language {name!r}; known: {', '.join(sorted(LANGUAGES))}"
+        ) from None

@@ -1,0 +1,182 @@
+"""Per-test results read from each runner's machine-readable report files.
+
+Grading points every runner at a report directory whose name the code under test does not
+know (pytest --junitxml, `go test -json` redirected to a file, jest --outputFile, the JUnit
+console launcher's --reports-dir, Catch's --out, libtest's --logfile). Text a solution
+prints to stdout never reaches these parsers.
+
+Every parser takes {file name: content} of that directory and returns `TestResults`. They
+are pure functions, unit-tested on captured reports.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field
+
+PASSED = "passed"
+FAILED = "failed"
+ERROR = "error"
+SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class TestCase:
+    name: str
+    outcome: str  # PASSED | FAILED | ERROR | SKIPPED
+
+
+@dataclass(frozen=True)
+class TestResults:
+    cases: tuple[TestCase, ...] = ()
+    report_files: tuple[str, ...] = ()  # which report files were read
+    problems: tuple[str, ...] = field(default_factory=tuple)  # unreadable reports etc.
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for case in self.cases if case.outcome == outcome)
+
+    @property
+    def passed(self) -> int:
+        return self.count(PASSED)
+
+    @property
+    def failed(self) -> int:
+        return self.count(FAILED)
+
+    @property
+    def errored(self) -> int:
+        return self.count(ERROR)
+
+    @property
+    def skipped(self) -> int:
+        return self.count(SKIPPED)
+
+    @property
+    def total(self) -> int:
+        return len(self.cases)
+
+    def names(self, outcome: str | None = None) -> tuple[str, ...]:
+        return tuple(case.name for case in self.cases if outcome is None or case.outcome == outcome)
+
+    def summary(self) -> dict[str, int]:
+        return {"total": self.total, "passed": self.passed, "failed": self.failed,
+                "errored": self.errored, "skipped": self.skipped}
+
+
+# --- JUnit XML: pytest, the JUnit Platform console launcher, Catch2 ---------------------
+
+def parse_junit_reports(files: dict[str, str]) -> TestResults:
+    cases: list[TestCase] = []
+    read: list[str] = []
+    problems: list[str] = []
+    for file_name in sorted(name for name in files if name.endswith(".xml")):
+        try:
+            root = ElementTree.fromstring(files[file_name])
+        except ElementTree.ParseError as error:
+            problems.append(f"{file_name}: unreadable XML ({error})")
+            continue
+        read.append(file_name)
+        for testcase in root.iter("testcase"):
+            cases.append(TestCase(_junit_name(testcase), _junit_outcome(testcase)))
+        # A suite-level error with no test cases (e.g. a collection error) is still an error.
+        for suite in root.iter("testsuite"):
+            if not suite.findall("testcase") and int(suite.get("errors", "0") or 0) > 0:
+                cases.append(TestCase(f"{suite.get('name', file_name)} (suite)", ERROR))
+    return TestResults(tuple(cases), tuple(read), tuple(problems))
+
+
+def _junit_name(testcase: ElementTree.Element) -> str:
+    classname = testcase.get("classname", "")
+    name = testcase.get("name", "")
+    return f"{classname}::{name}" if classname else name
+
+
+def _junit_outcome(testcase: ElementTree.Element) -> str:
+    if testcase.find("error") is not None:
+        return ERROR
+    if testcase.find("failure") is not None:
+        return FAILED
+    if testcase.find("skipped") is not None:
+        return SKIPPED
+    return PASSED
+
+
+# --- go test -json -------------------------------------------------------------------
+
+_GO_FINAL = {"pass": PASSED, "fail": FAILED, "skip": SKIPPED}
+
+
+def parse_go_test_json(files: dict[str, str]) -> TestResults:
+    outcomes: dict[str, str] = {}
+    package_failures: list[str] = []
+    read: list[str] = []
+    problems: list[str] = []
+    for file_name in sorted(name for name in files if name.endswith(".json")):
+        read.append(file_name)
+        for line_number, line in enumerate(files[file_name].splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                problems.append(f"{file_name}:{line_number}: not a go test -json event")
+                continue
+            action = event.get("Action")
+            test = event.get("Test")
+            if action in _GO_FINAL and test:
+                outcomes[f"{event.get('Package', '')}::{test}"] = _GO_FINAL[action]
+            elif action in ("fail", "build-fail") and not test:
+                package_failures.append(str(event.get("Package") or event.get("ImportPath") or "?"))
+    cases = [TestCase(name, outcome) for name, outcome in outcomes.items()]
+    cases += [TestCase(f"{package} (package)", ERROR) for package in package_failures
+              if not any(name.startswith(f"{package}::") and outcome == FAILED for name, outcome in outcomes.items())]
+    return TestResults(tuple(cases), tuple(read), tuple(problems))
+
+
+# --- jest --json --outputFile ---------------------------------------------------------
+
+_JEST_OUTCOMES = {"passed": PASSED, "failed": FAILED, "pending": SKIPPED, "skipped": SKIPPED,
+                  "todo": SKIPPED, "disabled": SKIPPED, "focused": PASSED}
+
+
+def parse_jest_json(files: dict[str, str]) -> TestResults:
+    cases: list[TestCase] = []
+    read: list[str] = []
+    problems: list[str] = []
+    for file_name in sorted(name for name in files if name.endswith(".json")):
+        try:
+            report = json.loads(files[file_name])
+        except ValueError as error:
+            problems.append(f"{file_name}: unreadable JSON ({error})")
+            continue
+        read.append(file_name)
+        for suite in report.get("testResults", []):
+            suite_name = str(suite.get("name", "")).rsplit("/", 1)[-1]
+            assertions = suite.get("assertionResults", [])
+            for assertion in assertions:
+                name = assertion.get("fullName") or assertion.get("title", "")
+                cases.append(TestCase(f"{suite_name}::{name}", _JEST_OUTCOMES.get(assertion.get("status"), ERROR)))
+            if not assertions and suite.get("status") == "failed":
+                cases.append(TestCase(f"{suite_name} (suite)", ERROR))
+    return TestResults(tuple(cases), tuple(read), tuple(problems))
+
+
+# --- libtest --logfile (Rust) -----------------------------------------------------------
+
+_LIBTEST_OUTCOMES = {"ok": PASSED, "failed": FAILED, "ignored": SKIPPED}
+
+
+def parse_libtest_logfiles(files: dict[str, str]) -> TestResults:
+    cases: list[TestCase] = []
+    read: list[str] = []
+    problems: list[str] = []
+    for file_name in sorted(name for name in files if name.endswith(".log")):
+        read.append(file_name)
+        for line in files[file_name].splitlines():
+            status, _, name = line.partition(" ")
+            if status in _LIBTEST_OUTCOMES and name:
+                cases.append(TestCase(name, _LIBTEST_OUTCOMES[status]))
+            elif line.strip():
+                problems.append(f"{file_name}: unexpected line {line[:80]!r}")
+    return TestResults(tuple(cases), tuple(read), tuple(problems))

@@ -1,0 +1,300 @@
+"""Containers: the only module that creates, runs commands in, copies to/from and removes them.
+
+Contract
+- `Sandbox.start()` creates a labelled, resource-limited container running an idle init
+  (`sleep infinity` under Docker's tini), network "none" unless asked otherwise.
+- `Sandbox.exec(command, timeout)` runs `sh -c command` and returns `ExecResult(exit_code,
+  output, timed_out, seconds, truncated)`. The command runs under GNU `timeout`, which
+  signals the command's whole process group (TERM, then KILL 5 s later); a host-side
+  watchdog kills every process in the container if even that does not end it. Output
+  (stdout+stderr interleaved) is capped at `OUTPUT_CAP` bytes: the head and the tail are
+  kept, with a visible marker where the middle was dropped.
+- `kill_all_processes()` ends every process in the container but its init, e.g. after an
+  agent timed out, so nothing changes files while they are copied out.
+- `close()` removes the container (force). Sandboxes are context managers; removal also
+  happens on exceptions. Every container carries labels (run id, instance id, role, the
+  owning process) so `remove_stale_containers` can clean up after a killed harness run.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+import socket
+import tarfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docker
+import docker.errors
+
+LABEL_PREFIX = "polyglot-harness"
+LABEL_RUN = f"{LABEL_PREFIX}.run_id"
+LABEL_INSTANCE = f"{LABEL_PREFIX}.instance_id"
+LABEL_ROLE = f"{LABEL_PREFIX}.role"
+LABEL_PID = f"{LABEL_PREFIX}.pid"
+LABEL_HOST = f"{LABEL_PREFIX}.host"
+OUTPUT_CAP = 2 * 1024 * 1024
+KILL_GRACE_S = 5
+
+
+class SandboxError(RuntimeError):
+    """The container could not be created, started, copied to or from."""
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    exit_code: int | None
+    output: str
+    timed_out: bool
+    seconds: float
+    truncated: bool = False
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpus: float = 1.0
+    memory: str = "4g"
+    pids: int = 1024
+
+
+@dataclass
+class Sandbox:
+    client: docker.DockerClient
+    image: str
+    run_id: str
+    instance_id: str
+    role: str  # "agent" | "grading" | ...
+    network: str = "none"
+    limits: Limits = field(default_factory=Limits)
+    environment: dict[str, str] = field(default_factory=dict)
+    container: object | None = None
+
+    @property
+    def name(self) -> str:
+        safe_instance = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.instance_id)
+        return f"polyglot-{self.run_id}-{safe_instance}-{self.role}-{secrets.token_hex(3)}"
+
+    def start(self) -> "Sandbox":
+        labels = {
+            LABEL_RUN: self.run_id, LABEL_INSTANCE: self.instance_id, LABEL_ROLE: self.role,
+            LABEL_PID: str(os.getpid()), LABEL_HOST: socket.gethostname(),
+        }
+        try:
+            self.container = self.client.containers.run(
+                self.image, command=["sleep", "infinity"], detach=True, init=True, name=self.name,
+                labels=labels, network_mode=self.network, working_dir="/", environment=self.environment,
+                nano_cpus=int(self.limits.cpus * 1e9), mem_limit=self.limits.memory,
+                memswap_limit=self.limits.memory, pids_limit=self.limits.pids,
+            )
+        except docker.errors.DockerException as error:
+            self.close()
+            raise SandboxError(f"cannot start a {self.role} container from {self.image}: {error}") from error
+        return self
+
+    def __enter__(self) -> "Sandbox":
+        return self.start() if self.container is None else self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.container is None:
+            return
+        try:
+            self.container.remove(force=True, v=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.DockerException:
+            # Removal races with engine shutdown; remove_stale_containers retries later.
+            pass
+        self.container = None
+
+    # --- commands ------------------------------------------------------------------------
+
+    def exec(self, command: str, timeout: int, workdir: str = "/testbed",
+             environment: dict[str, str] | None = None) -> ExecResult:
+        wrapped = ["timeout", "-k", str(KILL_GRACE_S), str(timeout), "sh", "-c", command]
+        api = self.client.api
+        started = time.monotonic()
+        exec_id = api.exec_create(self._id(), wrapped, workdir=workdir, environment=environment or {},
+                                  stdout=True, stderr=True)["Id"]
+        stream = api.exec_start(exec_id, stream=True, demux=False)
+        watchdog = threading.Timer(timeout + KILL_GRACE_S + 10, self.kill_all_processes)
+        watchdog.daemon = True
+        watchdog.start()
+        collector = _CappedOutput(OUTPUT_CAP)
+        try:
+            for chunk in stream:
+                collector.add(chunk)
+        finally:
+            watchdog.cancel()
+        exit_code = api.exec_inspect(exec_id).get("ExitCode")
+        seconds = time.monotonic() - started
+        timed_out = exit_code in (124, 137) and seconds >= timeout - 0.5
+        return ExecResult(exit_code, collector.text(), timed_out, seconds, collector.truncated)
+
+    def kill_all_processes(self) -> None:
+        """End every process but the container's init (and this kill itself)."""
+        try:
+            self.client.api.exec_start(self.client.api.exec_create(self._id(), ["kill", "-KILL", "-1"])["Id"])
+        except docker.errors.DockerException:
+            pass
+
+    # --- files -----------------------------------------------------------------------------
+
+    def put_tar(self, tar_bytes: bytes, destination: str) -> None:
+        self.exec_checked(f"mkdir -p '{destination}'")
+        try:
+            if not self.container.put_archive(destination, tar_bytes):
+                raise SandboxError(f"copy into {destination} was refused")
+        except docker.errors.DockerException as error:
+            raise SandboxError(f"copy into {destination} failed: {error}") from error
+
+    def put_directory(self, source: Path, destination: str) -> None:
+        self.put_tar(tar_directory(source), destination)
+
+    def put_files(self, files: dict[str, bytes], destination: str, mode: int = 0o644) -> None:
+        self.put_tar(tar_files(files, mode), destination)
+
+    def get_tar(self, path: str) -> bytes:
+        try:
+            chunks, _ = self.container.get_archive(path)
+            return b"".join(chunks)
+        except docker.errors.NotFound:
+            return b""
+        except docker.errors.DockerException as error:
+            raise SandboxError(f"copy out of {path} failed: {error}") from error
+
+    def get_files(self, path: str, max_bytes: int = 32 * 1024 * 1024) -> dict[str, bytes]:
+        """Regular files under `path` (a directory or file) as {relative name: content}."""
+        archive = self.get_tar(path)
+        files: dict[str, bytes] = {}
+        if not archive:
+            return files
+        total = 0
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            for member in tar.getmembers():
+                if not member.isfile():
+                    continue
+                total += member.size
+                if total > max_bytes:
+                    raise SandboxError(f"{path} holds more than {max_bytes} bytes")
+                name = member.name.split("/", 1)[1] if "/" in member.name else member.name
+                files[name] = tar.extractfile(member).read()
+        return files
+
+    def exec_checked(self, command: str, timeout: int = 60, workdir: str = "/") -> ExecResult:
+        result = self.exec(command, timeout, workdir=workdir)
+        if result.exit_code != 0:
+            raise SandboxError(f"`{command}` failed in the {self.role} container (exit {result.exit_code}): "
+                               f"{result.output.strip()[-300:]}")
+        return result
+
+    def _id(self) -> str:
+        if self.container is None:
+            raise SandboxError("the sandbox is not started")
+        return self.container.id
+
+
+class _CappedOutput:
+    """Keeps the first and last `cap/2` bytes of a stream."""
+
+    def __init__(self, cap: int) -> None:
+        self.half = cap // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        if len(self.head) < self.half:
+            room = self.half - len(self.head)
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > self.half:
+                excess = len(self.tail) - self.half
+                self.dropped += excess
+                del self.tail[:excess]
+
+    @property
+    def truncated(self) -> bool:
+        return self.dropped > 0
+
+    def text(self) -> str:
+        marker = f"\n[... {self.dropped} bytes of output dropped ...]\n".encode() if self.dropped else b""
+        return (bytes(self.head) + marker + bytes(self.tail)).decode("utf-8", errors="replace")
+
+
+def tar_directory(source: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for path in sorted(source.rglob("*")):
+            tar.add(path, arcname=path.relative_to(source).as_posix(), recursive=False)
+    return buffer.getvalue()
+
+
+def tar_files(files: dict[str, bytes], mode: int = 0o644) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, content in sorted(files.items()):
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            info.mode = mode
+            info.mtime = int(time.time())
+            tar.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+# --- clean-up -------------------------------------------------------------------------------
+
+def list_run_containers(client: docker.DockerClient, run_id: str | None = None) -> list:
+    label = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
+    return client.containers.list(all=True, filters={"label": label})
+
+
+def remove_run_containers(client: docker.DockerClient, run_id: str) -> int:
+    removed = 0
+    for container in list_run_containers(client, run_id):
+        try:
+            container.remove(force=True, v=True)
+            removed += 1
+        except docker.errors.NotFound:
+            pass
+    return removed
+
+
+def remove_stale_containers(client: docker.DockerClient) -> int:
+    """Remove labelled containers whose owning harness process (on this host) is gone."""
+    removed = 0
+    host = socket.gethostname()
+    for container in list_run_containers(client):
+        labels = container.labels or {}
+        if labels.get(LABEL_HOST) != host:
+            continue
+        try:
+            pid = int(labels.get(LABEL_PID, "0"))
+        except ValueError:
+            pid = 0
+        if pid > 0 and _process_alive(pid):
+            continue
+        try:
+            container.remove(force=True, v=True)
+            removed += 1
+        except docker.errors.NotFound:
+            pass
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True

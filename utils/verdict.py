@@ -1,0 +1,66 @@
+"""The grading verdict: a pure function of (exit code, timed out, runner results, expected tests).
+
+Resolved only when ALL hold:
+- the test command finished in time and exited 0;
+- the runner's own report (not stdout) shows at least one test, every test passed, none
+  skipped and none errored;
+- when the instance's expected test names are known (from its reference solution's run),
+  each of them appears among the passed tests.
+
+An early `exit(0)` from the code under test leaves no report (or a partial one) and so can
+never resolve, whatever it printed first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from utils.runner_results import TestResults
+
+# Machine-readable reasons; every grading outcome has exactly one.
+RESOLVED = "tests_passed"
+TIMED_OUT = "test_timeout"
+UNREADABLE_RESULTS = "unreadable_test_results"
+BUILD_FAILED = "build_or_run_failed"
+NO_TEST_RESULTS = "no_test_results"
+TESTS_FAILED = "tests_failed"
+TESTS_SKIPPED = "tests_skipped"
+NONZERO_EXIT = "nonzero_exit"
+EXPECTED_TESTS_MISSING = "expected_tests_missing"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    resolved: bool
+    reason: str
+    detail: str = ""
+
+
+def decide(
+    exit_code: int | None,
+    timed_out: bool,
+    results: TestResults,
+    expected_tests: tuple[str, ...] | None = None,
+) -> Verdict:
+    if timed_out:
+        return Verdict(False, TIMED_OUT, "the test command did not finish in time")
+    if results.problems and not results.cases:
+        return Verdict(False, UNREADABLE_RESULTS, "; ".join(results.problems[:3]))
+    if results.total == 0:
+        if exit_code != 0:
+            return Verdict(False, BUILD_FAILED, f"exit code {exit_code} and no test results")
+        return Verdict(False, NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
+    if results.failed or results.errored:
+        return Verdict(False, TESTS_FAILED, f"{results.failed} failed, {results.errored} errored of {results.total}")
+    if exit_code != 0:
+        return Verdict(False, NONZERO_EXIT, f"all {results.total} reported tests passed but exit code was {exit_code}")
+    if results.skipped:
+        return Verdict(False, TESTS_SKIPPED, f"{results.skipped} of {results.total} tests skipped")
+    if results.problems:
+        return Verdict(False, UNREADABLE_RESULTS, "; ".join(results.problems[:3]))
+    if expected_tests:
+        missing = sorted(set(expected_tests) - set(results.names()))
+        if missing:
+            return Verdict(False, EXPECTED_TESTS_MISSING,
+                           f"{len(missing)} of {len(set(expected_tests))} expected tests did not run: {', '.join(missing[:5])}")
+    return Verdict(True, RESOLVED, f"{results.total} tests passed")
