@@ -34,6 +34,7 @@ CACHE_DIR = Path(os.environ.get("POLYGLOT_CACHE_DIR", Path.home() / ".cache" / "
 DEFAULT_BASE_IMAGE = os.environ.get("POLYGLOT_BASE_IMAGE", "debian:bookworm-slim")
 DEBIAN_MIRROR = os.environ.get("POLYGLOT_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 CA_BUNDLE_ENV = "POLYGLOT_CA_BUNDLE"
+SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # Debian's ca-certificates bundle
 IMAGE_REPOSITORY = "polyglot-harness"
 BUILD_TIMEOUT_S = 3600
 
@@ -51,9 +52,17 @@ class ImageSettings:
 
     @staticmethod
     def from_env(base_image: str | None = None, ca_bundle: str | None = None) -> "ImageSettings":
-        bundle = ca_bundle if ca_bundle is not None else os.environ.get(CA_BUNDLE_ENV) or None
-        if bundle is not None and not Path(bundle).is_file():
-            raise ImageError(f"CA bundle {bundle} is not a file")
+        """`ca_bundle` (else $POLYGLOT_CA_BUNDLE): a PEM path, "none", or "auto" (the default:
+        the host's system bundle when it exists, so TLS-intercepting proxies work)."""
+        choice = ca_bundle if ca_bundle is not None else os.environ.get(CA_BUNDLE_ENV, "auto")
+        if choice in ("", "none"):
+            bundle = None
+        elif choice == "auto":
+            bundle = SYSTEM_CA_BUNDLE if Path(SYSTEM_CA_BUNDLE).is_file() else None
+        elif Path(choice).is_file():
+            bundle = choice
+        else:
+            raise ImageError(f"CA bundle {choice} is not a file (give a PEM path, 'auto' or 'none')")
         return ImageSettings(base_image=base_image or DEFAULT_BASE_IMAGE, ca_bundle=Path(bundle) if bundle else None)
 
 

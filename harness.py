@@ -1,0 +1,339 @@
+"""Run agents on polyglot instances in parallel and grade them in fresh containers.
+
+    python harness.py --subset small --max_workers 5
+    python harness.py --dataset datasets/polyglot --subset samples --agent oracle
+    python harness.py --build_images_only
+
+Python API for loops: `harness(...)` (same settings as the CLI) and `report(...)` (report.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import secrets
+import signal
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from utils.agent_image import AgentPatchError, PreparedAgent, ensure_agent_image, prepare_agent
+from utils.agent_run import AgentRunSettings
+from utils.dataset import DEFAULT_DATASET_DIR, DatasetError, Instance, load_dataset, select_instances
+from utils.engine import EngineError, ensure_engine
+from utils.images import ImageError, ImageSettings, docker_client, ensure_all_images, ensure_language_image
+from utils.languages import LANGUAGES
+from utils.results import (BUCKETS, FINISHED_BUCKETS, InstanceResult, build_run_report, load_instance_results,
+                           write_json)
+from utils.run_instance import InstanceJob, RunCancelled, run_instance
+from utils.sandbox import Limits, remove_run_containers, remove_stale_containers
+
+PROJECT_ROOT = Path(__file__).resolve().parent
+DEFAULT_OUTPUT_DIR = PROJECT_ROOT / "runs"
+DEFAULT_PASS_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_ORG_ID", "ANTHROPIC_API_KEY",
+                    "ANTHROPIC_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
+                    "DEEPSEEK_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "AGENT_CALL_TIMEOUT",
+                    "AGENT_MAX_STEPS", "AGENT_MAX_SECONDS", "AGENT_MAX_TOKENS")
+
+
+class HarnessError(RuntimeError):
+    """A setting or input the run cannot start with."""
+
+
+@dataclass
+class RunOutcome:
+    run_dir: Path
+    report_path: Path
+    results: dict[str, InstanceResult]
+    report: dict
+    interrupted: bool = False
+    images: dict[str, str] = field(default_factory=dict)
+
+
+def harness(
+    subset: list[str] | str | None = None,
+    num_samples: int = -1,
+    max_workers: int = 5,
+    model_name_or_path: str | None = None,
+    model_patch_paths: list[str] | None = None,
+    output_dir: str | Path = DEFAULT_OUTPUT_DIR,
+    dataset: str | Path = DEFAULT_DATASET_DIR,
+    instance_ids: list[str] | None = None,
+    languages: list[str] | None = None,
+    agent: str = str(PROJECT_ROOT / "agent"),
+    model: str | None = None,
+    agent_timeout: int = 600,
+    test_timeout: int = 120,
+    predictions: str | Path | None = None,
+    cpus: float | None = None,
+    memory: str | None = None,
+    pids_limit: int = 2048,
+    pass_env: list[str] | None = None,
+    agent_network: str = "bridge",
+    ca_bundle: str | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> RunOutcome:
+    """Run (or resume) one evaluation; returns the results, the report and their paths."""
+    subsets = [subset] if isinstance(subset, str) else list(subset or [])
+    instances = _select(Path(dataset), subsets, instance_ids, languages, num_samples)
+    name = model_name_or_path or time.strftime("%Y%m%d_%H%M%S")
+    run_dir = Path(output_dir) / f"{name}_0"
+    patch_paths = [Path(path) for path in (model_patch_paths or [])]
+    for path in patch_paths:
+        if not path.is_file():
+            raise HarnessError(f"model patch {path} does not exist")
+    predicted = _read_predictions(Path(predictions), instances) if predictions else None
+    if predicted is not None:
+        instances = [instance for instance in instances if instance.instance_id in predicted]
+    settings = ImageSettings.from_env(ca_bundle=ca_bundle)
+    with tempfile.TemporaryDirectory(prefix="polyglot-agent-") as workdir:
+        prepared = (PreparedAgent("predictions", None, "predictions") if predicted is not None
+                    else prepare_agent(agent, patch_paths, Path(workdir)))
+        for warning in prepared.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        run_settings = _run_settings(prepared, Path(dataset), test_timeout, agent_timeout, model)
+        previous = _check_resume(run_dir, run_settings, force)
+        ensure_engine(log=lambda message: print(message, file=sys.stderr))
+        client = docker_client()
+        remove_stale_containers(client)
+        images = _ensure_images(client, instances, prepared, settings, Path(workdir))
+        workers = max(1, max_workers)
+        limits = _default_limits(workers, cpus, memory, pids_limit)
+        environment = {key: os.environ[key] for key in (pass_env if pass_env is not None else DEFAULT_PASS_ENV)
+                       if key in os.environ}
+        agent_settings = AgentRunSettings(agent_timeout, model, agent_network, environment, limits)
+        run_id = f"{time.strftime('%m%d%H%M%S')}{secrets.token_hex(2)}"
+        jobs = [InstanceJob(instance, prepared, images[f"agent:{instance.language}"],
+                            images[instance.language], agent_settings, test_timeout, limits, run_id, name, run_dir,
+                            predicted.get(instance.instance_id) if predicted is not None else None)
+                for instance in instances if instance.instance_id not in previous]
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_json(run_dir / "run_settings.json", run_settings)
+        results = dict(previous)
+        interrupted = _execute(client, jobs, results, workers, run_id, progress, len(previous))
+    report = asdict(build_run_report(name, [instance.instance_id for instance in instances], results))
+    report_path = Path(output_dir) / f"{name}_0.0.json"
+    write_json(report_path, report)
+    return RunOutcome(run_dir, report_path, results, report, interrupted, images)
+
+
+def _select(dataset: Path, subsets, instance_ids, languages, num_samples) -> list[Instance]:
+    instances = load_dataset(dataset)
+    selection = select_instances(instances, subsets or None, instance_ids, languages, num_samples)
+    if selection.duplicate_ids:
+        print(f"note: {len(selection.duplicate_ids)} instance id(s) named more than once, counted once: "
+              f"{', '.join(selection.duplicate_ids)}", file=sys.stderr)
+    if not selection.instances:
+        raise HarnessError("the selection is empty")
+    return list(selection.instances)
+
+
+def _read_predictions(path: Path, instances: list[Instance]) -> dict[str, str]:
+    """SWE-bench JSONL: one {instance_id, model_name_or_path, model_patch} object per line."""
+    if not path.is_file():
+        raise HarnessError(f"predictions file {path} does not exist")
+    known = {instance.instance_id for instance in instances}
+    patches: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            instance_id, patch = record["instance_id"], record["model_patch"]
+        except (ValueError, KeyError, TypeError) as error:
+            raise HarnessError(f"{path}:{number}: not a prediction record ({error})") from None
+        if instance_id not in known:
+            raise HarnessError(f"{path}:{number}: instance {instance_id} is not in the selection")
+        patches[instance_id] = patch or ""
+    return patches
+
+
+def _run_settings(agent: PreparedAgent, dataset: Path, test_timeout: int, agent_timeout: int, model) -> dict:
+    metadata = dataset / "polyglot_benchmark_metadata.json"
+    dataset_hash = hashlib.sha256(metadata.read_bytes()).hexdigest()[:16] if metadata.is_file() else ""
+    return {"agent": agent.name, "agent_hash": agent.agent_hash, "dataset_hash": dataset_hash,
+            "test_timeout": test_timeout, "agent_timeout": agent_timeout, "model": model}
+
+
+def _check_resume(run_dir: Path, settings: dict, force: bool) -> dict[str, InstanceResult]:
+    """Finished verdicts to reuse; refuses to mix runs whose settings differ."""
+    if force or not run_dir.is_dir():
+        return {}
+    settings_path = run_dir / "run_settings.json"
+    if settings_path.is_file():
+        before = json.loads(settings_path.read_text(encoding="utf-8"))
+        differing = sorted(key for key in settings if before.get(key) != settings[key])
+        if differing:
+            raise HarnessError(f"{run_dir} holds results made with other settings ({', '.join(differing)} differ); "
+                               f"use another --model_name_or_path or --force")
+    return {instance_id: result for instance_id, result in load_instance_results(run_dir).items()
+            if result.eval_result in FINISHED_BUCKETS}
+
+
+def _ensure_images(client, instances: list[Instance], agent: PreparedAgent, settings: ImageSettings,
+                   workdir: Path) -> dict[str, str]:
+    images: dict[str, str] = {}
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    for language in sorted({instance.language for instance in instances}):
+        images[language] = ensure_language_image(client, LANGUAGES[language], settings, log).tag
+        if agent.builtin:
+            images[f"agent:{language}"] = images[language]
+        else:
+            images[f"agent:{language}"] = ensure_agent_image(client, agent, language, images[language],
+                                                             workdir, log).tag
+    return images
+
+
+def _default_limits(workers: int, cpus: float | None, memory: str | None, pids: int) -> Limits:
+    cores = os.cpu_count() or 1
+    total_memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    default_memory = f"{max(1, min(8, total_memory // (1 << 30) // max(1, workers)))}g"
+    return Limits(cpus=cpus or float(cores), memory=memory or default_memory, pids=pids)
+
+
+def _execute(client, jobs: list[InstanceJob], results: dict[str, InstanceResult], workers: int, run_id: str,
+             progress: bool, reused: int) -> bool:
+    stop = threading.Event()
+    previous_handlers = _install_signal_handlers(stop)
+    bar = tqdm(total=len(jobs) + reused, initial=reused, disable=not progress, unit="inst", dynamic_ncols=True)
+    _update_bar(bar, results)
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="instance") as executor:
+            pending: dict[Future, InstanceJob] = {executor.submit(run_instance, client, job, stop): job for job in jobs}
+            while pending:
+                done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                if stop.is_set():
+                    for future in pending:
+                        future.cancel()
+                    remove_run_containers(client, run_id)
+                for future in done:
+                    job = pending.pop(future)
+                    try:
+                        result = future.result()
+                    except (RunCancelled, Exception):  # cancelled or interrupted: left unfinished
+                        continue
+                    results[job.instance.instance_id] = result
+                    bar.update(1)
+                    _update_bar(bar, results)
+                pending = {future: job for future, job in pending.items() if not future.cancelled()}
+    finally:
+        bar.close()
+        remove_run_containers(client, run_id)
+        _restore_signal_handlers(previous_handlers)
+    return stop.is_set()
+
+
+def _update_bar(bar: tqdm, results: dict[str, InstanceResult]) -> None:
+    counts = {bucket: 0 for bucket in BUCKETS}
+    for result in results.values():
+        counts[result.eval_result] = counts.get(result.eval_result, 0) + 1
+    bar.set_postfix({bucket: count for bucket, count in counts.items()}, refresh=True)
+
+
+def _install_signal_handlers(stop: threading.Event):
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        if not stop.is_set():
+            print(f"\n{signal.Signals(signum).name}: stopping; removing this run's containers", file=sys.stderr)
+        stop.set()
+
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signal_handlers(previous) -> None:
+    for sig, handler in (previous or {}).items():
+        signal.signal(sig, handler)
+
+
+def build_images_only(languages: list[str] | None, ca_bundle: str | None, base_image: str | None) -> int:
+    ensure_engine(log=lambda message: print(message, file=sys.stderr))
+    client = docker_client()
+    settings = ImageSettings.from_env(base_image=base_image, ca_bundle=ca_bundle)
+    print(f"{'image':<12} {'tag':<44} {'status':<7} {'seconds':>8}")
+    for result in ensure_all_images(client, settings, languages, log=lambda m: print(m, file=sys.stderr)):
+        print(f"{result.name:<12} {result.tag:<44} {'built' if result.built else 'cached':<7} {result.seconds:>8.1f}",
+              flush=True)
+    return 0
+
+
+def _comma_list(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--subset", action="append", default=None,
+                        help="small | medium | full | samples | any subsets/NAME.json (repeatable or comma list)")
+    parser.add_argument("--num_samples", type=int, default=-1, help="first N selected instances (-1 = all)")
+    parser.add_argument("--max_workers", type=int, default=5)
+    parser.add_argument("--model_name_or_path", default=None, help="run name (default: a timestamp)")
+    parser.add_argument("--model_patch_paths", type=_comma_list, default=[],
+                        help="comma list of patches applied in order to a copy of the agent")
+    parser.add_argument("--output_dir", default=str(DEFAULT_OUTPUT_DIR))
+    parser.add_argument("--dataset", default=str(DEFAULT_DATASET_DIR), help="prepared dataset directory")
+    parser.add_argument("--instance_ids", type=_comma_list, default=None)
+    parser.add_argument("--languages", type=_comma_list, default=None)
+    parser.add_argument("--agent", default=str(PROJECT_ROOT / "agent"), help="oracle | null | agent directory")
+    parser.add_argument("--model", default=None, help="passed to the agent as --model")
+    parser.add_argument("--agent_timeout", type=int, default=600)
+    parser.add_argument("--test_timeout", type=int, default=120)
+    parser.add_argument("--predictions", default=None, help="SWE-bench style JSONL of patches to grade (no agent)")
+    parser.add_argument("--cpus", type=float, default=None, help="CPUs per container (default: all cores)")
+    parser.add_argument("--memory", default=None, help="memory per container, e.g. 4g (default: RAM / workers)")
+    parser.add_argument("--pids_limit", type=int, default=2048)
+    parser.add_argument("--pass_env", type=_comma_list, default=None,
+                        help=f"environment variables passed to the agent (default: {','.join(DEFAULT_PASS_ENV[:4])}, ...)")
+    parser.add_argument("--agent_network", default="bridge", help="bridge (default) | host | none")
+    parser.add_argument("--ca_bundle", default=None,
+                        help="PEM bundle installed into every image's trust store (env POLYGLOT_CA_BUNDLE)")
+    parser.add_argument("--base_image", default=None, help="base image tag (default debian:bookworm-slim)")
+    parser.add_argument("--force", action="store_true", help="re-run finished instances")
+    parser.add_argument("--build_images_only", action="store_true", help="build or verify the six images and exit")
+    parser.add_argument("--no_progress", action="store_true")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        if args.build_images_only:
+            return build_images_only(args.languages, args.ca_bundle, args.base_image)
+        subsets = [name for value in (args.subset or ["small"]) for name in _comma_list(value)]
+        if args.instance_ids and args.subset is None:
+            subsets = []
+        outcome = harness(
+            subset=subsets, num_samples=args.num_samples, max_workers=args.max_workers,
+            model_name_or_path=args.model_name_or_path, model_patch_paths=args.model_patch_paths,
+            output_dir=args.output_dir, dataset=args.dataset, instance_ids=args.instance_ids,
+            languages=args.languages, agent=args.agent, model=args.model, agent_timeout=args.agent_timeout,
+            test_timeout=args.test_timeout, predictions=args.predictions, cpus=args.cpus, memory=args.memory,
+            pids_limit=args.pids_limit, pass_env=args.pass_env, agent_network=args.agent_network,
+            ca_bundle=args.ca_bundle, force=args.force, progress=not args.no_progress,
+        )
+    except (HarnessError, DatasetError, AgentPatchError, ImageError, EngineError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    report = outcome.report
+    print(f"{report['resolved_instances']}/{report['total_instances']} resolved "
+          f"({report['unresolved_instances']} unresolved, {report['empty_patch_instances']} empty_patch, "
+          f"{len(report['incomplete_ids'])} incomplete, {len(report['error_ids'])} error"
+          + (f", {len(report['unfinished_ids'])} unfinished" if report["unfinished_ids"] else "") + ")")
+    print(f"results: {outcome.run_dir}\nreport:  {outcome.report_path}")
+    if outcome.interrupted:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

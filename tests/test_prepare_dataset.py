@@ -1,0 +1,429 @@
+"""prepare_polyglot_dataset.py: instance repos, metadata, determinism, leaks, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+if str(PROJECT_ROOT) not in sys.path:
+    sys.path.insert(0, str(PROJECT_ROOT))  # plain `pytest` puts only tests/ on the path
+
+from bench.prepare_speed import UPSTREAM_COUNTS, write_synthetic_checkout, write_synthetic_exercise  # noqa: E402
+from prepare_polyglot_dataset import closing_paragraph, prepare_dataset  # noqa: E402
+from utils.dataset import METADATA_FILENAME, load_dataset  # noqa: E402
+from utils.instance_repo import checkout_commit, read_commit_files  # noqa: E402
+
+SAMPLES_DIR = PROJECT_ROOT / "samples"
+SCRIPT = PROJECT_ROOT / "prepare_polyglot_dataset.py"
+HA_KEYS = (
+    "instance_id", "language", "task_name", "files", "authors", "contributors", "blurb", "source",
+    "problem_statement", "base_commit", "test_commit", "reference_tests", "reference_answers",
+    "test_patch", "repo",
+)
+OUR_KEYS = ("hidden_paths", "solution_paths", "reference_dir", "expected_tests")
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+
+def sample_exercise_dirs() -> list[Path]:
+    return sorted(SAMPLES_DIR.glob("*/exercises/practice/*/"))
+
+
+def isolated_git_env(home: Path) -> dict[str, str]:
+    """git that reads no user or system config."""
+    home.mkdir(parents=True, exist_ok=True)
+    return {**os.environ, "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
+            "XDG_CONFIG_HOME": str(home / ".config")}
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=check)
+
+
+def git_blob_id(content: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(f"blob {len(content)}\0".encode() + content).hexdigest()
+
+
+def snapshot(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file under root with its mode and bytes (directories by mode only)."""
+    result: dict[str, tuple[int, bytes]] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        mode = path.lstat().st_mode
+        result[relative] = (mode, path.read_bytes() if path.is_file() else b"")
+    return result
+
+
+def run_cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def metadata(dataset_dir: Path) -> list[dict]:
+    return json.loads((dataset_dir / METADATA_FILENAME).read_text(encoding="utf-8"))
+
+
+def entry_for(dataset_dir: Path, instance_id: str) -> dict:
+    return next(entry for entry in metadata(dataset_dir) if entry["instance_id"] == instance_id)
+
+
+@pytest.fixture(scope="module")
+def samples_dataset(tmp_path_factory) -> Path:
+    if not sample_exercise_dirs():
+        pytest.skip("no bundled samples yet")
+    output = tmp_path_factory.mktemp("samples") / "dataset"
+    prepare_dataset(SAMPLES_DIR, output)
+    return output
+
+
+def one_exercise_checkout(root: Path, language: str = "python", slug: str = "two-fer") -> Path:
+    write_synthetic_exercise(root, language, slug)
+    return root / language / "exercises" / "practice" / slug
+
+
+# --- the bundled samples ------------------------------------------------------------------
+
+
+def test_every_sample_exercise_becomes_an_instance(samples_dataset):
+    expected = sorted(f"{d.parts[-4]}__{d.name}" for d in sample_exercise_dirs())
+    ids = [entry["instance_id"] for entry in metadata(samples_dataset)]
+    assert ids == expected
+    for instance in load_dataset(samples_dataset):
+        assert (instance.agent_repo_dir / ".git").is_dir()
+        assert instance.grading_repo_dir.is_dir()
+        assert instance.reference_dir.is_dir()
+
+
+def test_metadata_has_hyperagents_keys_and_ours(samples_dataset):
+    for entry in metadata(samples_dataset):
+        for key in HA_KEYS + OUR_KEYS:
+            assert key in entry, (entry["instance_id"], key)
+        assert entry["repo"] == f"repos/{entry['instance_id']}"
+        assert entry["reference_dir"] == f"references/{entry['instance_id']}"
+        assert entry["expected_tests"] is None
+        assert set(entry["reference_tests"]) == set(entry["hidden_paths"])
+
+
+def test_two_runs_in_different_directories_are_identical(samples_dataset, tmp_path):
+    other = tmp_path / "elsewhere" / "second"
+    prepare_dataset(SAMPLES_DIR, other, workers=1)
+    assert (other / METADATA_FILENAME).read_bytes() == (samples_dataset / METADATA_FILENAME).read_bytes()
+    first = {(e["base_commit"], e["test_commit"]) for e in metadata(samples_dataset)}
+    second = {(e["base_commit"], e["test_commit"]) for e in metadata(other)}
+    assert first == second
+
+
+def test_rerun_replaces_output_with_identical_bytes(tmp_path):
+    output = tmp_path / "dataset"
+    prepare_dataset(SAMPLES_DIR, output)
+    before = snapshot(output)
+    prepare_dataset(SAMPLES_DIR, output)
+    assert snapshot(output) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dataset"]  # no staging left over
+
+
+def test_user_git_config_cannot_change_the_result(samples_dataset, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(
+        "[commit]\n\tgpgsign = true\n[core]\n\tautocrlf = true\n\tfileMode = false\n"
+        "[init]\n\tdefaultBranch = trunk\n[user]\n\tname = Someone Else\n\temail = else@example.com\n"
+    )
+    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+           "GIT_AUTHOR_DATE": "2020-02-02T02:02:02Z", "GIT_COMMITTER_NAME": "Other", "TZ": "Asia/Tokyo"}
+    result = run_cli("--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / METADATA_FILENAME).read_bytes() == (samples_dataset / METADATA_FILENAME).read_bytes()
+
+
+def test_agent_cannot_see_tests(samples_dataset, tmp_path):
+    env = isolated_git_env(tmp_path / "home")
+    for entry in metadata(samples_dataset):
+        agent = samples_dataset / entry["repo"] / "agent"
+        # A reference file equal to its stub (a C++ header, say) gives nothing away.
+        stubs = {git_blob_id((agent / path).read_bytes()) for path in entry["reference_answers"] if (agent / path).exists()}
+        forbidden = {entry["test_commit"]}
+        forbidden |= {git_blob_id(text.encode()) for text in entry["reference_tests"].values()}
+        forbidden |= {git_blob_id(text.encode()) for text in entry["reference_answers"].values()} - stubs
+        objects = git(agent, "cat-file", "--batch-all-objects", "--batch-check", env=env).stdout.split("\n")
+        object_ids = {line.split()[0] for line in objects if line}
+        assert not object_ids & forbidden, entry["instance_id"]
+        assert git(agent, "log", "--all", "--reflog", "--format=%H", env=env).stdout.split() == [entry["base_commit"]]
+        refs = git(agent, "for-each-ref", "--format=%(objectname) %(refname)", env=env).stdout.splitlines()
+        assert refs == [f"{entry['base_commit']} refs/heads/main"]
+        assert not (agent / ".git" / "packed-refs").exists()
+        assert not (agent / ".git" / "logs").exists()
+        assert git(agent, "cat-file", "-e", entry["test_commit"], env=env, check=False).returncode != 0
+        for hidden in entry["hidden_paths"]:
+            assert not (agent / hidden).exists()
+        assert not (agent / ".meta").exists()
+
+
+def test_agent_repo_is_a_clean_checkout_of_the_base_commit(samples_dataset, tmp_path):
+    env = isolated_git_env(tmp_path / "home")
+    for entry in metadata(samples_dataset):
+        copy = tmp_path / entry["instance_id"]
+        shutil.copytree(samples_dataset / entry["repo"] / "agent", copy)  # as it arrives in a container
+        assert git(copy, "fsck", "--strict", "--no-dangling", env=env).returncode == 0
+        assert git(copy, "status", "--porcelain", env=env).stdout == ""
+        assert git(copy, "rev-parse", "HEAD", env=env).stdout.strip() == entry["base_commit"]
+        for solution in entry["solution_paths"]:
+            assert (copy / solution).is_file()
+
+
+def test_grading_repo_has_the_test_files_on_top_of_the_base(samples_dataset, tmp_path):
+    env = isolated_git_env(tmp_path / "home")
+    for entry in metadata(samples_dataset):
+        grading = samples_dataset / entry["repo"] / "grading.git"
+        assert git(grading, "fsck", "--strict", env=env).returncode == 0
+        parent = git(grading, "rev-parse", f"{entry['test_commit']}^", env=env).stdout.strip()
+        assert parent == entry["base_commit"]
+        tree = checkout_commit(grading, entry["test_commit"], tmp_path / entry["instance_id"])
+        paths = {repo_file.path for repo_file in tree}
+        base_paths = {f.path for f in read_commit_files(grading, entry["base_commit"])}
+        assert paths - base_paths == set(entry["hidden_paths"])
+        exercise = SAMPLES_DIR / entry["language"] / "exercises" / "practice" / entry["task_name"]
+        for hidden in entry["hidden_paths"]:
+            assert (tmp_path / entry["instance_id"] / hidden).read_bytes() == (exercise / hidden).read_bytes()
+        assert not any(path.startswith(".meta/") for path in paths)
+
+
+def test_test_patch_is_what_git_diff_prints(samples_dataset, tmp_path):
+    env = isolated_git_env(tmp_path / "home")
+    for entry in metadata(samples_dataset):
+        grading = samples_dataset / entry["repo"] / "grading.git"
+        diff = git(grading, "diff", "--no-color", entry["base_commit"], entry["test_commit"], env=env).stdout
+        assert entry["test_patch"] == diff, entry["instance_id"]
+
+
+def test_reference_solutions_live_outside_the_repos_at_solution_paths(samples_dataset):
+    for entry in metadata(samples_dataset):
+        reference_dir = samples_dataset / entry["reference_dir"]
+        files = {p.relative_to(reference_dir).as_posix() for p in reference_dir.rglob("*") if p.is_file()}
+        assert files == set(entry["reference_answers"])
+        assert set(entry["solution_paths"]) & files, entry["instance_id"]
+        differs_from_stub = False
+        for path, content in entry["reference_answers"].items():
+            assert (reference_dir / path).read_text(encoding="utf-8") == content
+            stub = samples_dataset / entry["repo"] / "agent" / path
+            differs_from_stub |= not stub.exists() or stub.read_text(encoding="utf-8") != content
+        assert differs_from_stub, entry["instance_id"]
+
+
+def test_rust_reference_uses_cargo_example_manifest(samples_dataset):
+    for entry in metadata(samples_dataset):
+        exercise = SAMPLES_DIR / entry["language"] / "exercises" / "practice" / entry["task_name"]
+        if (exercise / ".meta" / "Cargo-example.toml").exists():
+            expected = (exercise / ".meta" / "Cargo-example.toml").read_text(encoding="utf-8")
+            assert entry["reference_answers"]["Cargo.toml"] == expected
+
+
+def test_cpp_exercise_name_is_explicit(samples_dataset):
+    cpp_entries = [e for e in metadata(samples_dataset) if e["language"] == "cpp"]
+    assert cpp_entries, "the samples have a C++ exercise"
+    for entry in cpp_entries:
+        cmake = (samples_dataset / entry["repo"] / "agent" / "CMakeLists.txt").read_text()
+        assert f"set(exercise {entry['task_name']})" in cmake
+        assert "get_filename_component(exercise" not in cmake
+
+
+# --- behaviour pinned on small synthetic checkouts ---------------------------------------
+
+
+def test_problem_statement_orders_docs_and_leaves_out_hints(tmp_path):
+    exercise = one_exercise_checkout(tmp_path / "checkout")
+    docs = exercise / ".docs"
+    (docs / "instructions.md").write_text("# Instructions\n\nDo the thing.\n")
+    (docs / "introduction.md").write_text("# Introduction\n\nOnce upon a time.\n")
+    (docs / "instructions.append.md").write_text("# Appendix\n\nPython specifics.\n")
+    (docs / "hints.md").write_text("SECRET HINT\n")
+    prepare_dataset(tmp_path / "checkout", tmp_path / "out")
+    statement = entry_for(tmp_path / "out", "python__two-fer")["problem_statement"]
+    assert statement == (
+        "# Introduction\n\nOnce upon a time.\n\n# Instructions\n\nDo the thing.\n\n"
+        "# Appendix\n\nPython specifics.\n\n" + closing_paragraph(["two_fer.py"]) + "\n"
+    )
+    assert "SECRET HINT" not in statement
+    closing = closing_paragraph(["two_fer.py"])
+    assert "two_fer.py" in closing and "hidden" in closing and "standard library" in closing
+    assert "names of existing functions or classes" in closing
+
+
+def test_executable_bit_is_kept(tmp_path):
+    one_exercise_checkout(tmp_path / "checkout", "java", "two-fer")
+    prepare_dataset(tmp_path / "checkout", tmp_path / "out")
+    agent = tmp_path / "out" / "repos" / "java__two-fer" / "agent"
+    tree = git(agent, "ls-tree", "-r", "HEAD", env=isolated_git_env(tmp_path / "home")).stdout
+    assert "100755 blob" in next(line for line in tree.splitlines() if line.endswith("\tgradlew"))
+    assert "100644 blob" in next(line for line in tree.splitlines() if line.endswith("\tbuild.gradle"))
+    assert (agent / "gradlew").stat().st_mode & stat.S_IXUSR
+
+
+def test_large_and_binary_files_round_trip_through_the_repos(tmp_path):
+    env = isolated_git_env(tmp_path / "home")
+    cpp = one_exercise_checkout(tmp_path / "checkout", "cpp", "big-header")  # 650 kB catch.hpp
+    java = one_exercise_checkout(tmp_path / "checkout", "java", "jar-file")  # binary gradle-wrapper.jar
+    prepare_dataset(tmp_path / "checkout", tmp_path / "out")
+    for exercise, instance_id in ((cpp, "cpp__big-header"), (java, "java__jar-file")):
+        repos = tmp_path / "out" / "repos" / instance_id
+        assert git(repos / "agent", "fsck", "--strict", "--full", env=env).returncode == 0
+        assert git(repos / "grading.git", "fsck", "--strict", "--full", env=env).returncode == 0
+        entry = entry_for(tmp_path / "out", instance_id)
+        tree = checkout_commit(repos / "grading.git", entry["test_commit"], tmp_path / "tree" / instance_id)
+        for repo_file in tree:
+            if repo_file.path != "CMakeLists.txt":
+                assert repo_file.content == (exercise / repo_file.path).read_bytes(), repo_file.path
+
+
+def test_input_checkout_is_not_modified(tmp_path):
+    checkout = tmp_path / "checkout"
+    shutil.copytree(SAMPLES_DIR, checkout)
+    before = snapshot(checkout)
+    prepare_dataset(checkout, tmp_path / "out")
+    assert snapshot(checkout) == before
+
+
+def test_hashes_do_not_depend_on_the_checkout_location(tmp_path):
+    one_exercise_checkout(tmp_path / "a" / "checkout")
+    one_exercise_checkout(tmp_path / "b" / "elsewhere")
+    prepare_dataset(tmp_path / "a" / "checkout", tmp_path / "a" / "out")
+    prepare_dataset(tmp_path / "b" / "elsewhere", tmp_path / "b" / "out")
+    first = (tmp_path / "a" / "out" / METADATA_FILENAME).read_bytes()
+    assert first == (tmp_path / "b" / "out" / METADATA_FILENAME).read_bytes()
+
+
+def test_full_size_synthetic_benchmark_prepares_quickly(tmp_path):
+    write_synthetic_checkout(tmp_path / "checkout")
+    started = time.monotonic()
+    summary = prepare_dataset(tmp_path / "checkout", tmp_path / "out", workers=2)
+    elapsed = time.monotonic() - started
+    print(f"\n225 synthetic exercises prepared in {elapsed:.2f}s")
+    assert summary.instances_by_language == dict(sorted(UPSTREAM_COUNTS.items()))
+    assert len(metadata(tmp_path / "out")) == 225
+    assert elapsed < 60
+
+
+def test_benchmark_url_is_cloned_into_the_cache_and_gives_the_same_hashes(samples_dataset, tmp_path):
+    env = isolated_git_env(tmp_path / "home")
+    source = tmp_path / "upstream"
+    shutil.copytree(SAMPLES_DIR, source)
+    git(source, "init", "-q", env=env)
+    git(source, "add", "-A", env=env)
+    git(source, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "snapshot", env=env)
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    result = run_cli("--benchmark_url", source.as_uri(), "--output_dir", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "out" / METADATA_FILENAME).read_bytes() == (samples_dataset / METADATA_FILENAME).read_bytes()
+    assert list((tmp_path / "cache" / "polyglot-harness" / "benchmarks").glob("*/.git"))
+
+
+# --- bad input: one line, non-zero exit, nothing written, input untouched ---------------
+
+
+def _previous_output(tmp_path: Path) -> Path:
+    output = tmp_path / "out"
+    checkout = tmp_path / "previous-checkout"
+    one_exercise_checkout(checkout, "go", "earlier")
+    prepare_dataset(checkout, output)
+    return output
+
+
+def _assert_clean_failure(tmp_path: Path, checkout: Path, *needles: str, extra_args: tuple[str, ...] = ()) -> None:
+    output = _previous_output(tmp_path)
+    before_output = snapshot(output)
+    before_input = snapshot(checkout) if checkout.exists() else None
+    result = run_cli("--benchmark_dir", str(checkout), "--output_dir", str(output), *extra_args, cwd=tmp_path)
+    assert result.returncode != 0
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert snapshot(output) == before_output
+    if before_input is not None:
+        assert snapshot(checkout) == before_input
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+
+
+def test_directory_that_is_not_a_checkout_fails_cleanly(tmp_path):
+    not_a_checkout = tmp_path / "random"
+    (not_a_checkout / "stuff").mkdir(parents=True)
+    (not_a_checkout / "README.md").write_text("hello\n")
+    _assert_clean_failure(tmp_path, not_a_checkout, "not a polyglot benchmark checkout", str(not_a_checkout))
+
+
+def test_missing_benchmark_dir_fails_cleanly(tmp_path):
+    _assert_clean_failure(tmp_path, tmp_path / "nowhere", "does not exist")
+
+
+def test_exercise_without_config_json_fails_cleanly(tmp_path):
+    exercise = one_exercise_checkout(tmp_path / "checkout")
+    one_exercise_checkout(tmp_path / "checkout", "python", "fine-one")
+    (exercise / ".meta" / "config.json").unlink()
+    _assert_clean_failure(tmp_path, tmp_path / "checkout", "python/exercises/practice/two-fer", ".meta/config.json is missing")
+
+
+@pytest.mark.parametrize("role, path", [("solution", "two_fer.py"), ("test", "two_fer_test.py"), ("example", ".meta/example.py")])
+def test_listed_file_that_does_not_exist_fails_cleanly(tmp_path, role, path):
+    exercise = one_exercise_checkout(tmp_path / "checkout")
+    (exercise / path).unlink()
+    _assert_clean_failure(tmp_path, tmp_path / "checkout", "python/exercises/practice/two-fer", f"{role} file {path}", "does not exist")
+
+
+def test_unknown_language_directory_fails_cleanly(tmp_path):
+    one_exercise_checkout(tmp_path / "checkout")
+    (tmp_path / "checkout" / "kotlin" / "exercises" / "practice" / "hello").mkdir(parents=True)
+    _assert_clean_failure(tmp_path, tmp_path / "checkout", "unknown language 'kotlin'")
+
+
+def test_unknown_language_option_fails_cleanly(tmp_path):
+    one_exercise_checkout(tmp_path / "checkout")
+    _assert_clean_failure(tmp_path, tmp_path / "checkout", "unknown language 'kotlin'", extra_args=("--languages", "python,kotlin"))
+
+
+def test_cpp_cmakelists_without_name_line_fails_cleanly(tmp_path):
+    exercise = one_exercise_checkout(tmp_path / "checkout", "cpp", "two-fer")
+    (exercise / "CMakeLists.txt").write_text("project(two-fer CXX)\n")
+    _assert_clean_failure(tmp_path, tmp_path / "checkout", "cpp/exercises/practice/two-fer", "CMakeLists.txt", "get_filename_component")
+
+
+def test_first_bad_exercise_is_named_and_others_counted(tmp_path):
+    for slug in ("alpha", "beta", "gamma"):
+        exercise = one_exercise_checkout(tmp_path / "checkout", "python", slug)
+        if slug != "alpha":
+            (exercise / ".meta" / "config.json").unlink()
+    _assert_clean_failure(tmp_path, tmp_path / "checkout", "python/exercises/practice/beta", "and 1 more")
+
+
+def test_foreign_output_directory_is_not_replaced(tmp_path):
+    one_exercise_checkout(tmp_path / "checkout")
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work\n")
+    result = run_cli("--benchmark_dir", str(tmp_path / "checkout"), "--output_dir", str(precious), cwd=tmp_path)
+    assert result.returncode != 0
+    assert "refusing to replace" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert (precious / "thesis.tex").read_text() == "years of work\n"
+
+
+def test_unreachable_benchmark_url_is_one_clear_line(tmp_path):
+    env = {**isolated_git_env(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    url = (tmp_path / "no-such-repo").as_uri()
+    result = run_cli("--benchmark_url", url, "--output_dir", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    assert result.returncode != 0
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and f"cannot clone {url}" in lines[0] and "--benchmark_dir" in lines[0]
+    assert not (tmp_path / "out").exists()
+    assert [p for p in (tmp_path / "cache" / "polyglot-harness" / "benchmarks").iterdir()] == []

@@ -1,0 +1,131 @@
+"""The agent layer: the task agent (plus lineage patches) as a thin image over a language image.
+
+1. The agent directory is copied on the host; `--model_patch_paths` patches are applied to
+   the copy in order (HyperAgents' lineage semantics). A hunk whose file lies outside the
+   agent tree is dropped with a warning; a patch that does not apply raises
+   AgentPatchError naming the patch and the file. Input patch files are only read.
+2. The tag is a content hash of (language image id, agent tree, patches). Its Dockerfile
+   installs requirements.txt in a layer of its own BEFORE copying the code, so a code-only
+   change reuses the engine's cached pip layer and rebuilds in seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from utils.images import IMAGE_REPOSITORY, ImageResult, ensure_recipe_image
+
+AGENT_DIR_IN_CONTAINER = "/agent"
+BUILTIN_AGENTS = ("oracle", "null")
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".git", ".mypy_cache")
+
+AGENT_DOCKERFILE = f"""\
+ARG LANGUAGE_IMAGE
+FROM ${{LANGUAGE_IMAGE}}
+# Requirements first, in their own layer: unchanged requirements cost no pip install.
+COPY agent/requirements.txt /opt/agent-requirements.txt
+RUN python3 -m venv --system-site-packages /opt/agent-venv \\
+    && /opt/agent-venv/bin/pip install --no-cache-dir -r /opt/agent-requirements.txt
+ENV PATH=/opt/agent-venv/bin:$PATH
+COPY agent/ {AGENT_DIR_IN_CONTAINER}/
+"""
+
+
+class AgentPatchError(ValueError):
+    """A --model_patch_paths patch is unreadable or does not apply to the agent."""
+
+
+@dataclass(frozen=True)
+class PreparedAgent:
+    name: str            # oracle | null | the agent directory
+    tree: Path | None    # the patched copy (None for built-in agents)
+    agent_hash: str
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def builtin(self) -> bool:
+        return self.tree is None
+
+
+def prepare_agent(agent: str, patch_paths: list[Path], workdir: Path) -> PreparedAgent:
+    if agent in BUILTIN_AGENTS:
+        if patch_paths:
+            raise AgentPatchError(f"--model_patch_paths cannot be applied to the built-in {agent} agent")
+        return PreparedAgent(agent, None, agent)
+    source = Path(agent)
+    if not (source / "run_task_agent.py").is_file():
+        raise AgentPatchError(f"agent directory {source} has no run_task_agent.py")
+    tree = workdir / "agent"
+    shutil.copytree(source, tree, ignore=_IGNORED)
+    if not (tree / "requirements.txt").exists():
+        (tree / "requirements.txt").write_text("")
+    warnings: list[str] = []
+    for patch_path in patch_paths:
+        warnings += _apply_lineage_patch(tree, patch_path)
+    return PreparedAgent(str(source), tree, _tree_hash(tree), tuple(warnings))
+
+
+def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
+    try:
+        text = patch_path.read_text(encoding="utf-8")
+        patch = PatchSet(text)
+    except (OSError, UnicodeDecodeError, UnidiffParseError) as error:
+        raise AgentPatchError(f"{patch_path}: not a readable unified diff ({error})") from error
+    warnings: list[str] = []
+    kept: list[str] = []
+    # A diff taken at this project's root names agent files as agent/...; then every other
+    # file is outside the agent tree. A diff taken inside the agent directory names them bare.
+    rooted = any(patched_file.path.startswith("agent/") for patched_file in patch)
+    for patched_file in patch:
+        path = patched_file.path
+        if path.startswith("/") or ".." in Path(path).parts or (rooted and not path.startswith("agent/")):
+            warnings.append(f"{patch_path}: dropped hunks for {path} (outside the agent tree)")
+            continue
+        kept.append(str(patched_file))
+    if not kept:
+        return warnings
+    with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as handle:
+        handle.write("".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in kept))
+        filtered = handle.name
+    try:
+        completed = subprocess.run(["git", "apply", "--whitespace=nowarn", "-p2" if rooted else "-p1", filtered], cwd=tree,
+                                   capture_output=True, text=True,
+                                   env={"PATH": "/usr/bin:/bin", "GIT_CEILING_DIRECTORIES": str(tree.parent)})
+    finally:
+        Path(filtered).unlink(missing_ok=True)
+    if completed.returncode != 0:
+        detail = (completed.stderr or completed.stdout).strip().splitlines()
+        raise AgentPatchError(f"{patch_path} does not apply to the agent: {detail[0] if detail else 'git apply failed'}")
+    return warnings
+
+
+def _tree_hash(tree: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(tree).as_posix()} {path.stat().st_mode & 0o111:o}\n".encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+def ensure_agent_image(client: docker.DockerClient, agent: PreparedAgent, language: str,
+                       language_image: str, workdir: Path, log=print) -> ImageResult:
+    assert agent.tree is not None
+    recipe = workdir / f"agent-recipe-{language}"
+    if not recipe.exists():
+        recipe.mkdir(parents=True)
+        (recipe / "Dockerfile").write_text(AGENT_DOCKERFILE)
+        shutil.copytree(agent.tree, recipe / "agent")
+    return ensure_recipe_image(client, f"agent-{language}", recipe, language_image, "LANGUAGE_IMAGE", None, log)
+
+
+__all__ = ["AGENT_DIR_IN_CONTAINER", "AgentPatchError", "PreparedAgent", "prepare_agent",
+           "ensure_agent_image", "IMAGE_REPOSITORY"]

@@ -1,0 +1,270 @@
+"""The prepared dataset: layout, `Instance`, loading and selection.
+
+`prepare_polyglot_dataset.py` writes a dataset directory (default: DEFAULT_DATASET_DIR,
+which harness.py reads without flags) laid out like this::
+
+    <dataset_dir>/
+      polyglot_benchmark_metadata.json   one entry per instance, sorted by instance_id;
+                                         holds the answers: never copied to an agent
+      repos/<instance_id>/
+        agent/                           copied into the agent container as /testbed
+          .git/                          objects of the base commit ONLY; branch `main`
+          <files of the base commit>     stubs, .docs/, build and support files
+        grading.git/                     bare repo: base commit + its child, the test
+                                         commit (branches `base`, `test`; HEAD = test)
+      references/<instance_id>/<path>    the reference solution (oracle agent), at the
+                                         repo paths it replaces, e.g. `src/lib.rs`,
+                                         plus reference-only manifests (`Cargo.toml`)
+
+instance_id is `<language>__<slug>`. The test commit adds the hidden files (tests,
+test-case files); `.meta/` and the reference solution are in no repository. Because the
+agent repo never received an object of the test commit, copying `agent/` cannot leak
+the tests: grading takes the test commit's tree from `grading.git`
+(`utils.instance_repo.checkout_commit`).
+
+Metadata keys (HyperAgents' plus ours): instance_id, language, task_name, files,
+authors, contributors, blurb, source, source_url (when the exercise has one),
+problem_statement, base_commit, test_commit, reference_tests ({path: content} of the
+hidden files), reference_answers ({repo path: content} of references/), test_patch (git
+diff base..test), repo ("repos/<instance_id>"), hidden_paths, solution_paths,
+reference_dir ("references/<instance_id>"), expected_tests (null until a reference run
+records the test names). Paths in the metadata are relative to the dataset directory.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from utils.languages import LANGUAGES, LanguageSpec, get_language
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATASET_DIR = PROJECT_ROOT / "datasets" / "polyglot"
+SUBSETS_DIR = PROJECT_ROOT / "subsets"
+FULL_SUBSET = "full"
+
+METADATA_FILENAME = "polyglot_benchmark_metadata.json"
+REPOS_DIRNAME = "repos"
+REFERENCES_DIRNAME = "references"
+AGENT_REPO_DIRNAME = "agent"
+GRADING_REPO_DIRNAME = "grading.git"
+
+_REQUIRED_KEYS = (
+    "instance_id", "language", "task_name", "files", "problem_statement", "base_commit",
+    "test_commit", "repo", "hidden_paths", "solution_paths", "reference_dir",
+)
+_PREPARE_HINT = "run `python prepare_polyglot_dataset.py` first"
+
+
+class DatasetError(Exception):
+    """The dataset is missing, not prepared, or inconsistent."""
+
+
+class SelectionError(DatasetError):
+    """A subset, instance id or language filter cannot be satisfied."""
+
+
+def instance_id_for(language: str, slug: str) -> str:
+    return f"{language}__{slug}"
+
+
+def language_of(instance_id: str) -> str:
+    return instance_id.split("__", 1)[0]
+
+
+def instance_repos_relpath(instance_id: str) -> str:
+    return f"{REPOS_DIRNAME}/{instance_id}"
+
+
+def reference_relpath(instance_id: str) -> str:
+    return f"{REFERENCES_DIRNAME}/{instance_id}"
+
+
+@dataclass(frozen=True)
+class Instance:
+    instance_id: str
+    language: str
+    task_name: str
+    base_commit: str
+    test_commit: str
+    problem_statement: str
+    # files.solution of .meta/config.json: what the agent is asked to edit.
+    solution_paths: tuple[str, ...]
+    # Paths the test commit adds (tests, test-case files): absent from the agent repo.
+    hidden_paths: tuple[str, ...]
+    agent_repo_dir: Path
+    grading_repo_dir: Path
+    reference_dir: Path
+    # The `files` mapping of .meta/config.json (solution, test, example, ...).
+    files: Mapping[str, tuple[str, ...]] = field(hash=False)
+    # Test names of the reference run; None until grading records them.
+    expected_tests: tuple[str, ...] | None = None
+
+    @property
+    def test_paths(self) -> tuple[str, ...]:
+        return self.files.get("test", ())
+
+    @property
+    def spec(self) -> LanguageSpec:
+        return get_language(self.language)
+
+
+@dataclass(frozen=True)
+class Selection:
+    instances: tuple[Instance, ...]
+    # Ids named more than once by the subsets and --instance_ids, each dropped once.
+    duplicate_ids: tuple[str, ...] = ()
+
+    @property
+    def duplicates_dropped(self) -> int:
+        return len(self.duplicate_ids)
+
+
+def load_dataset(dataset_dir: Path = DEFAULT_DATASET_DIR) -> list[Instance]:
+    """Every instance of a prepared dataset, sorted by instance_id."""
+    dataset_dir = Path(dataset_dir).resolve()
+    entries = _read_metadata(dataset_dir)
+    instances = [_instance_from_entry(dataset_dir, entry) for entry in entries]
+    for instance in instances:
+        _check_instance_dirs(instance)
+    return sorted(instances, key=lambda instance: instance.instance_id)
+
+
+def _read_metadata(dataset_dir: Path) -> list[dict[str, Any]]:
+    metadata_path = dataset_dir / METADATA_FILENAME
+    if not dataset_dir.is_dir():
+        raise DatasetError(f"dataset directory {dataset_dir} does not exist; {_PREPARE_HINT}")
+    if not metadata_path.is_file():
+        raise DatasetError(f"{dataset_dir} is not a prepared dataset (no {METADATA_FILENAME}); {_PREPARE_HINT}")
+    try:
+        entries = json.loads(metadata_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DatasetError(f"cannot read {metadata_path}: {error}; {_PREPARE_HINT} again") from error
+    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
+        raise DatasetError(f"{metadata_path} is not a JSON list of objects; {_PREPARE_HINT} again")
+    return entries
+
+
+def _instance_from_entry(dataset_dir: Path, entry: Mapping[str, Any]) -> Instance:
+    missing = [key for key in _REQUIRED_KEYS if key not in entry]
+    if missing:
+        label = entry.get("instance_id", "<entry without instance_id>")
+        raise DatasetError(
+            f"{dataset_dir / METADATA_FILENAME}: {label} lacks {', '.join(missing)}; {_PREPARE_HINT} again"
+        )
+    repos_dir = dataset_dir / entry["repo"]
+    expected = entry.get("expected_tests")
+    return Instance(
+        instance_id=entry["instance_id"],
+        language=entry["language"],
+        task_name=entry["task_name"],
+        base_commit=entry["base_commit"],
+        test_commit=entry["test_commit"],
+        problem_statement=entry["problem_statement"],
+        solution_paths=tuple(entry["solution_paths"]),
+        hidden_paths=tuple(entry["hidden_paths"]),
+        agent_repo_dir=repos_dir / AGENT_REPO_DIRNAME,
+        grading_repo_dir=repos_dir / GRADING_REPO_DIRNAME,
+        reference_dir=dataset_dir / entry["reference_dir"],
+        files={key: tuple(paths) for key, paths in entry["files"].items()},
+        expected_tests=None if expected is None else tuple(expected),
+    )
+
+
+def _check_instance_dirs(instance: Instance) -> None:
+    for directory in (instance.agent_repo_dir, instance.grading_repo_dir, instance.reference_dir):
+        if not directory.is_dir():
+            raise DatasetError(f"{instance.instance_id}: {directory} is missing; {_PREPARE_HINT} again")
+
+
+def available_subsets(subsets_dir: Path = SUBSETS_DIR) -> list[str]:
+    return sorted([path.stem for path in Path(subsets_dir).glob("*.json")] + [FULL_SUBSET])
+
+
+def read_subset(name: str, subsets_dir: Path = SUBSETS_DIR) -> list[str]:
+    """The instance ids a subset file lists (not `full`, which depends on the dataset)."""
+    path = Path(subsets_dir) / f"{name}.json"
+    if not path.is_file():
+        raise SelectionError(f"unknown subset {name!r}; available: {', '.join(available_subsets(subsets_dir))}")
+    try:
+        ids = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise SelectionError(f"cannot read subset {path}: {error}") from error
+    if not isinstance(ids, list) or not all(isinstance(item, str) for item in ids):
+        raise SelectionError(f"subset {path} must be a JSON list of instance ids")
+    return ids
+
+
+def select_instances(
+    instances: Sequence[Instance],
+    subsets: Sequence[str] | None = None,
+    instance_ids: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None,
+    num_samples: int = -1,
+    subsets_dir: Path = SUBSETS_DIR,
+) -> Selection:
+    """The instances to run, in a deterministic order.
+
+    Without subsets and ids every instance is selected (dataset order). Otherwise the
+    ids of each subset in the order given (`full` = every instance), then
+    `instance_ids`, first occurrence wins; repeats are recorded in `duplicate_ids`.
+    `languages` keeps only ids of those languages (before checking that they exist, so a
+    dataset prepared for some languages serves subsets filtered to them). An id the
+    dataset lacks is an error naming the ids. num_samples -1 = all, else the first N.
+    """
+    if num_samples < -1:
+        raise SelectionError(f"num_samples must be -1 (all) or >= 0, got {num_samples}")
+    by_id = {instance.instance_id: instance for instance in instances}
+    requested = _requested_ids(list(by_id), subsets, instance_ids, subsets_dir)
+    unique, duplicates = _deduplicate(requested)
+    if languages:
+        wanted = _checked_languages(languages)
+        unique = [instance_id for instance_id in unique if language_of(instance_id) in wanted]
+    missing = [instance_id for instance_id in unique if instance_id not in by_id]
+    if missing:
+        raise SelectionError(
+            f"{len(missing)} requested instance(s) not in the dataset: {', '.join(missing)}"
+        )
+    selected = [by_id[instance_id] for instance_id in unique]
+    if num_samples != -1:
+        selected = selected[:num_samples]
+    return Selection(tuple(selected), tuple(duplicates))
+
+
+def _requested_ids(
+    dataset_ids: list[str],
+    subsets: Sequence[str] | None,
+    instance_ids: Sequence[str] | None,
+    subsets_dir: Path,
+) -> list[str]:
+    if not subsets and not instance_ids:
+        return dataset_ids
+    requested: list[str] = []
+    for name in subsets or ():
+        requested += dataset_ids if name == FULL_SUBSET else read_subset(name, subsets_dir)
+    requested += list(instance_ids or ())
+    return requested
+
+
+def _deduplicate(ids: list[str]) -> tuple[list[str], list[str]]:
+    seen: set[str] = set()
+    unique: list[str] = []
+    duplicates: list[str] = []
+    for instance_id in ids:
+        if instance_id in seen:
+            duplicates.append(instance_id)
+        else:
+            seen.add(instance_id)
+            unique.append(instance_id)
+    return unique, duplicates
+
+
+def _checked_languages(languages: Sequence[str]) -> set[str]:
+    unknown = [language for language in languages if language not in LANGUAGES]
+    if unknown:
+        raise SelectionError(
+            f"unknown language(s) {', '.join(unknown)}; known: {', '.join(sorted(LANGUAGES))}"
+        )
+    return set(languages)

@@ -1,0 +1,190 @@
+"""One instance end to end: agent phase ▶ grading phase ▶ InstanceResult and its files.
+
+Bucket rules: infrastructure failures before the agent ran are `incomplete` (after
+INFRA_RETRIES retries); a patch with nothing left after filtering is `empty_patch` (not
+tested); otherwise the verdict decides `resolved` / `unresolved`; anything unexpected is
+`error`. A timed-out or crashed agent's work is still graded.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+import docker.errors
+
+from utils.agent_image import PreparedAgent
+from utils.agent_run import AgentRun, AgentRunSettings, run_agent
+from utils.dataset import Instance
+from utils.grading import GradingOutcome, GradingRequest, grade
+from utils.images import ImageError
+from utils.instance_repo import checkout_commit
+from utils.languages import LANGUAGES
+from utils.patches import PatchError, filter_patch
+from utils.results import EMPTY_PATCH, ERROR, INCOMPLETE, RESOLVED, UNRESOLVED, InstanceResult, write_atomic
+from utils.sandbox import Limits, SandboxError
+
+INFRA_RETRIES = 2
+
+
+class RunCancelled(Exception):
+    """The run is stopping (Ctrl-C / SIGTERM); this instance is left unfinished."""
+
+
+@dataclass(frozen=True)
+class InstanceJob:
+    instance: Instance
+    agent: PreparedAgent
+    agent_image: str
+    grading_image: str
+    agent_settings: AgentRunSettings
+    test_timeout: int
+    grading_limits: Limits
+    run_id: str
+    model_name_or_path: str
+    output_dir: Path  # <output_dir>/<model_name_or_path>_0
+    predicted_patch: str | None = None  # --predictions: grade this patch, run no agent
+
+
+class InstanceLog:
+    """Timestamped per-instance log file (<id>_docker.log); never writes to the terminal."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+
+    def __call__(self, message: str) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with self.lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} {message}\n")
+
+
+def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.Event) -> InstanceResult:
+    instance = job.instance
+    log = InstanceLog(job.output_dir / f"{instance.instance_id}_docker.log")
+    result = InstanceResult(instance_id=instance.instance_id, model_name_or_path=job.model_name_or_path,
+                            language=instance.language, agent=job.agent.name, agent_hash=job.agent.agent_hash,
+                            agent_image=job.agent_image, grading_image=job.grading_image)
+    started = time.monotonic()
+    try:
+        agent_run = _agent_phase(client, job, result, log, stop)
+        if agent_run is None:
+            return _finish(job, result, started)
+        _grading_phase(client, job, result, agent_run.patch, log, stop)
+    except RunCancelled:
+        raise
+    except Exception as error:  # noqa: BLE001 - any surprise becomes an `error` result
+        if stop.is_set():
+            raise RunCancelled() from error
+        log(traceback.format_exc())
+        result.eval_result, result.reason = ERROR, "unexpected_error"
+        result.error = f"{type(error).__name__}: {error}"
+        result.detail = result.error
+    return _finish(job, result, started)
+
+
+def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop) -> AgentRun | None:
+    if job.predicted_patch is not None:
+        result.model_patch, result.patch_source = job.predicted_patch, "predictions"
+        return AgentRun(job.predicted_patch, "predictions", None, False, 0.0, "", {}, "")
+    spec = LANGUAGES[job.instance.language]
+    for attempt in range(1, INFRA_RETRIES + 2):
+        _check_stop(stop)
+        result.attempts = attempt
+        try:
+            agent_run = run_agent(client, job.agent_image, job.agent, job.instance, spec, job.agent_settings,
+                                  job.run_id, log)
+            break
+        except (SandboxError, ImageError, docker.errors.DockerException) as error:
+            _check_stop(stop)
+            log(f"infrastructure failure (attempt {attempt}): {error}")
+            if attempt > INFRA_RETRIES:
+                result.eval_result, result.reason = INCOMPLETE, "infrastructure_failed"
+                result.error = result.detail = f"{type(error).__name__}: {error}"
+                return None
+            time.sleep(1.0 * attempt)
+    result.model_patch, result.patch_source = agent_run.patch, agent_run.patch_source
+    result.agent_exit_code, result.agent_timed_out = agent_run.exit_code, agent_run.timed_out
+    result.agent_usage = agent_run.usage
+    result.seconds["agent"] = round(agent_run.seconds, 3)
+    (job.output_dir / f"{job.instance.instance_id}.md").write_text(agent_run.chat_history or "", encoding="utf-8")
+    if agent_run.output_tail:
+        log("agent output (tail):\n" + agent_run.output_tail)
+    return agent_run
+
+
+def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str, log, stop) -> None:
+    instance = job.instance
+    spec = LANGUAGES[instance.language]
+    try:
+        filtered = filter_patch(patch, spec, instance.solution_paths, instance.hidden_paths)
+    except PatchError as error:
+        result.eval_result, result.reason, result.detail = UNRESOLVED, "patch_unparseable", str(error)
+        return
+    result.kept_paths = list(filtered.kept_paths)
+    result.tamper = [{"path": record.path, "why": record.why} for record in filtered.tamper]
+    if filtered.is_empty:
+        result.eval_result, result.reason = EMPTY_PATCH, "empty_patch"
+        result.detail = "nothing left to grade after filtering" + (
+            f" ({len(filtered.tamper)} path(s) dropped as tamper)" if filtered.tamper else "")
+        return
+    with tempfile.TemporaryDirectory(prefix="polyglot-tests-") as workdir:
+        test_tree = Path(workdir) / "tree"
+        checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
+        request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
+                                 instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout)
+        outcome = _grade_with_retries(client, job, request, log, stop)
+    _record_grading(job, result, outcome)
+
+
+def _grade_with_retries(client, job: InstanceJob, request: GradingRequest, log, stop) -> GradingOutcome:
+    for attempt in range(1, INFRA_RETRIES + 2):
+        _check_stop(stop)
+        try:
+            return grade(client, job.grading_image, request, job.run_id, job.grading_limits, log)
+        except (SandboxError, docker.errors.DockerException) as error:
+            _check_stop(stop)
+            log(f"grading infrastructure failure (attempt {attempt}): {error}")
+            if attempt > INFRA_RETRIES:
+                raise
+            time.sleep(1.0 * attempt)
+    raise AssertionError("unreachable")
+
+
+def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOutcome) -> None:
+    verdict = outcome.verdict
+    result.eval_result = RESOLVED if verdict.resolved else UNRESOLVED
+    result.success = verdict.resolved
+    result.reason, result.detail = verdict.reason, verdict.detail
+    result.patch_apply_method = outcome.apply_method
+    result.tests = outcome.results.summary()
+    result.test_names = list(outcome.results.names())
+    result.failed_tests = [case.name for case in outcome.results.cases if case.outcome != "passed"][:50]
+    result.seconds["grading"] = round(outcome.seconds, 3)
+    instance_id = job.instance.instance_id
+    if outcome.exec_result is not None:
+        result.test_exit_code = outcome.exec_result.exit_code
+        result.test_timed_out = outcome.exec_result.timed_out
+        result.seconds["tests"] = round(outcome.exec_result.seconds, 3)
+        write_atomic(job.output_dir / f"{instance_id}_eval.md",
+                     f"# {instance_id}: {verdict.reason}\n\n{verdict.detail}\n\n```\n{outcome.exec_result.output}\n```\n")
+    write_atomic(job.output_dir / f"{instance_id}_eval.sh", f"#!/bin/sh\n{outcome.eval_script}\n")
+
+
+def _finish(job: InstanceJob, result: InstanceResult, started: float) -> InstanceResult:
+    result.success = result.eval_result == RESOLVED
+    result.seconds["total"] = round(time.monotonic() - started, 3)
+    write_atomic(job.output_dir / f"{job.instance.instance_id}.json", result.to_json())
+    return result
+
+
+def _check_stop(stop: threading.Event) -> None:
+    if stop.is_set():
+        raise RunCancelled()
