@@ -20,8 +20,6 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # plain `pytest` (not `python -m pytest`) from anywhere
-    sys.path.insert(0, str(REPO_ROOT))
 
 from tests.scripted_model_server import (  # noqa: E402
     Delay,
@@ -34,7 +32,7 @@ from tests.scripted_model_server import (  # noqa: E402
     solve_script,
 )
 
-pytest.importorskip("openai", reason="the agent needs the openai SDK: pip install -r agent/requirements.txt")
+import openai  # noqa: E402,F401 - the agent needs the openai SDK (requirements.txt installs it)
 
 AGENT_SOURCE = REPO_ROOT / "agent"
 INSTANCE_ID = "python__two-fer"

@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-if str(PROJECT_ROOT) not in sys.path:
-    sys.path.insert(0, str(PROJECT_ROOT))  # plain `pytest` puts only tests/ on the path
 
 from bench.prepare_speed import write_synthetic_exercise  # noqa: E402
 from prepare_polyglot_dataset import prepare_dataset  # noqa: E402

@@ -104,6 +104,7 @@ def ensure_base_image(client: docker.DockerClient, tag: str, log: Log = print) -
 
 def _debootstrap_import(client: docker.DockerClient, tag: str, log_path: Path) -> None:
     if shutil.which("debootstrap") is None:
+        _run_logged(["apt-get", "update", "-q"], log_path)
         _run_logged(["apt-get", "install", "-y", "-q", "debootstrap"], log_path)
     suite = tag.split(":", 1)[1].split("-")[0] if ":" in tag else "bookworm"
     with tempfile.TemporaryDirectory(prefix="polyglot-rootfs-") as rootfs:

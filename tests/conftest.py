@@ -1,0 +1,71 @@
+"""Shared fixtures: the Docker engine, the built images, the prepared sample dataset.
+
+Tests that need Docker take the `docker_client` fixture. Without an engine they are
+skipped on a developer machine but FAIL under CI=true: CI must prove the real thing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from utils.dataset import load_dataset
+from utils.engine import engine_answers
+from utils.images import ImageSettings, docker_client as make_client, ensure_language_image
+from utils.languages import LANGUAGES
+from utils.sandbox import list_run_containers
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SAMPLES_DIR = PROJECT_ROOT / "samples"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    if not engine_answers():
+        message = "the Docker engine does not answer (run docker/ensure_engine.sh)"
+        if IN_CI:
+            pytest.fail(f"CI=true: {message}", pytrace=False)
+        pytest.skip(message)
+    client = make_client()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def image_settings() -> ImageSettings:
+    return ImageSettings.from_env()
+
+
+@pytest.fixture(scope="session")
+def language_images(docker_client, image_settings) -> dict[str, str]:
+    """Every language image, built once per session when missing (cached otherwise)."""
+    return {name: ensure_language_image(docker_client, spec, image_settings, log=lambda m: None).tag
+            for name, spec in LANGUAGES.items()}
+
+
+@pytest.fixture(scope="session")
+def sample_dataset(tmp_path_factory) -> Path:
+    """The bundled samples prepared into a fresh dataset directory."""
+    from prepare_polyglot_dataset import main as prepare_main
+
+    output = tmp_path_factory.mktemp("dataset") / "polyglot"
+    assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output)]) == 0
+    return output
+
+
+@pytest.fixture(scope="session")
+def sample_instances(sample_dataset):
+    return {instance.instance_id: instance for instance in load_dataset(sample_dataset)}
+
+
+@pytest.fixture
+def no_leftover_containers(docker_client):
+    """Asserts the test leaves no labelled harness container behind."""
+    before = {container.id for container in list_run_containers(docker_client)}
+    yield
+    leftover = [c.name for c in list_run_containers(docker_client) if c.id not in before]
+    assert not leftover, f"containers left behind: {leftover}"

@@ -1,0 +1,106 @@
+"""Every bundled sample graded for real: its image, network off, every test un-skipped.
+
+For each sample: the reference resolves with every test in the test file counted, the stub
+does not, and an early-exit solution that first prints a fake success summary does not.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from utils.grading import GradingRequest, grade
+from utils.instance_repo import checkout_commit
+from utils.languages import LANGUAGES
+from utils.runner_results import PASSED
+
+pytestmark = pytest.mark.docker
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+EARLY_EXIT_DIR = PROJECT_ROOT / "tests" / "fixtures" / "early_exit"
+SAMPLE_IDS = sorted(
+    f"{path.parts[-4]}__{path.parts[-1]}" for path in (PROJECT_ROOT / "samples").glob("*/exercises/practice/*")
+)
+
+# How each track declares a test, counted in the (un-skipped) test files.
+TEST_DECLARATIONS = {
+    "python": r"^\s*def test_",
+    "go": r"^func Test",
+    "rust": r"#\[test\]",
+    "javascript": r"\b(?:x?test|x?it)\(",
+    "java": r"@Test\b",
+    "cpp": r"\bTEST_CASE\(",
+}
+
+
+def declared_test_count(instance, test_tree: Path) -> int:
+    pattern = re.compile(TEST_DECLARATIONS[instance.language], re.M)
+    return sum(len(pattern.findall((test_tree / path).read_text())) for path in instance.files["test"])
+
+
+def patch_for(instance, replacements: dict[str, bytes], workdir: Path) -> str:
+    """The diff an agent would produce by writing `replacements` over the base repo."""
+    clone = workdir / "clone"
+    shutil.copytree(instance.agent_repo_dir, clone)
+    for path, content in replacements.items():
+        (clone / path).parent.mkdir(parents=True, exist_ok=True)
+        (clone / path).write_bytes(content)
+    subprocess.run(["git", "add", "-A"], cwd=clone, check=True)
+    return subprocess.run(["git", "diff", "--cached", "--binary", instance.base_commit], cwd=clone, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {path.relative_to(root).as_posix(): path.read_bytes() for path in root.rglob("*") if path.is_file()}
+
+
+def run_grading(docker_client, language_images, instance, patch: str, tmp_path: Path):
+    test_tree = tmp_path / "tests"
+    checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
+    request = GradingRequest(LANGUAGES[instance.language], instance.instance_id, test_tree, patch,
+                             instance.solution_paths, instance.hidden_paths)
+    return grade(docker_client, language_images[instance.language], request, "pytest-samples"), test_tree
+
+
+@pytest.mark.parametrize("instance_id", SAMPLE_IDS)
+def test_reference_resolves_with_every_test_counted(instance_id, docker_client, language_images, sample_instances,
+                                                    tmp_path, no_leftover_containers):
+    instance = sample_instances[instance_id]
+    patch = patch_for(instance, files_under(instance.reference_dir), tmp_path)
+    outcome, test_tree = run_grading(docker_client, language_images, instance, patch, tmp_path)
+    assert outcome.verdict.resolved, (outcome.verdict, outcome.exec_result.output[-3000:])
+    declared = declared_test_count(instance, test_tree)
+    if instance.language == "go":  # table-driven: one parent test per function, a subtest per case
+        top_level = [name for name in outcome.results.names() if "/" not in name.split("::", 1)[1]]
+        assert len(top_level) == declared and outcome.results.total > declared
+    else:
+        assert outcome.results.total == declared
+    assert outcome.results.passed == outcome.results.total
+
+
+@pytest.mark.parametrize("instance_id", SAMPLE_IDS)
+def test_stub_does_not_resolve(instance_id, docker_client, language_images, sample_instances, tmp_path):
+    instance = sample_instances[instance_id]
+    # The stub is the base commit: an agent that changed nothing, graded anyway.
+    touched = {path: (instance.agent_repo_dir / path).read_bytes() + b"\n" for path in instance.solution_paths[:1]}
+    patch = patch_for(instance, touched, tmp_path)
+    outcome, _ = run_grading(docker_client, language_images, instance, patch, tmp_path)
+    assert not outcome.verdict.resolved
+    assert outcome.results.passed < max(outcome.results.total, 1)
+
+
+@pytest.mark.parametrize("instance_id", SAMPLE_IDS)
+def test_early_exit_with_fake_success_output_does_not_resolve(instance_id, docker_client, language_images,
+                                                               sample_instances, tmp_path):
+    instance = sample_instances[instance_id]
+    cheat_dir = EARLY_EXIT_DIR / instance.language / instance.task_name
+    patch = patch_for(instance, files_under(cheat_dir), tmp_path)
+    outcome, _ = run_grading(docker_client, language_images, instance, patch, tmp_path)
+    assert outcome.exec_result.exit_code == 0, "the fixture must forge the exit code to be a meaningful cheat"
+    assert not outcome.verdict.resolved
+    assert outcome.verdict.reason in ("no_test_results", "tests_failed", "expected_tests_missing")
+    assert not any(case.outcome == PASSED for case in outcome.results.cases) or outcome.results.total == 0
