@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from utils.dataset import (
     AGENT_REPO_DIRNAME,
+    DatasetError,
     DEFAULT_DATASET_DIR,
     GRADING_REPO_DIRNAME,
     METADATA_FILENAME,
@@ -41,6 +42,8 @@ from utils.dataset import (
     instance_repos_relpath,
     reference_relpath,
 )
+from utils.engine import EngineError
+from utils.images import ImageError
 from utils.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
 from utils.languages import LANGUAGES, LanguageSpec, UnknownLanguageError, get_language
 
@@ -451,6 +454,8 @@ def prepare_dataset(
     output_dir: Path = DEFAULT_DATASET_DIR,
     languages: Sequence[str] | None = None,
     workers: int | None = None,
+    record_expected: bool = False,
+    log: Callable[[str], None] = print,
 ) -> PrepareSummary:
     started = time.monotonic()
     benchmark_dir = Path(benchmark_dir).resolve()
@@ -468,11 +473,30 @@ def prepare_dataset(
         with ThreadPoolExecutor(max_workers=workers) as pool:
             entries = _all_or_first_error(pool, lambda plan: write_instance(plan, staging_dir), plans)
         _write_metadata(staging_dir, entries)
+        if record_expected:
+            _record_expected_tests(staging_dir, entries, workers, log)
         _replace_directory(staging_dir, output_dir)
     finally:
         shutil.rmtree(staging_dir, ignore_errors=True)
     counts = Counter(plan.exercise.location.language for plan in plans)
     return PrepareSummary(output_dir, dict(sorted(counts.items())), time.monotonic() - started)
+
+
+def _record_expected_tests(staging_dir: Path, entries: list[dict[str, Any]], workers: int,
+                           log: Callable[[str], None]) -> None:
+    """Grade every reference solution in Docker; store its test names as expected_tests."""
+    from utils.expected_tests import record_expected_tests
+
+    runs = record_expected_tests(staging_dir, workers=workers, log=log)
+    failing = sorted(instance_id for instance_id, run in runs.items() if run.test_names is None)
+    for entry in entries:
+        run = runs[entry["instance_id"]]
+        entry["expected_tests"] = list(run.test_names) if run.test_names is not None else None
+    _write_metadata(staging_dir, entries)
+    log(f"recorded expected tests for {len(runs) - len(failing)}/{len(runs)} instances")
+    if failing:
+        log(f"warning: {len(failing)} reference solution(s) did not resolve (expected_tests left null): "
+            + ", ".join(f"{instance_id} ({runs[instance_id].reason})" for instance_id in failing))
 
 
 def _plan(location: ExerciseLocation) -> InstancePlan:
@@ -593,6 +617,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f"prepare only these (comma-separated: {','.join(sorted(LANGUAGES))}); default: all",
     )
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel workers (default: CPU count)")
+    parser.add_argument(
+        "--record_expected_tests", action="store_true",
+        help="grade every reference solution in Docker and record its test names (expected_tests), "
+             "which grading then requires; references that fail are reported",
+    )
     return parser.parse_args(argv)
 
 
@@ -612,8 +641,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         languages = _language_list(args.languages)
         benchmark_dir = args.benchmark_dir or fetch_benchmark(args.benchmark_url)
-        summary = prepare_dataset(benchmark_dir, args.output_dir, languages, max(1, args.workers))
-    except (PrepareError, UnknownLanguageError, OSError) as error:
+        summary = prepare_dataset(benchmark_dir, args.output_dir, languages, max(1, args.workers),
+                                  record_expected=args.record_expected_tests)
+    except (PrepareError, UnknownLanguageError, OSError, ImageError, EngineError, DatasetError) as error:
         print(f"prepare_polyglot_dataset: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

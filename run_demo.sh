@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 python3 -m pip install -q --disable-pip-version-check -r requirements.txt
 ./docker/ensure_engine.sh start
 python3 harness.py --build_images_only
-python3 prepare_polyglot_dataset.py --benchmark_dir samples --output_dir datasets/samples
+python3 prepare_polyglot_dataset.py --benchmark_dir samples --output_dir datasets/samples --record_expected_tests
 python3 harness.py --dataset datasets/samples --subset samples --agent oracle --max_workers 2 \
   --model_name_or_path demo_oracle --output_dir runs/demo --force
 python3 report.py --output_dir runs/demo

@@ -48,12 +48,14 @@ def language_images(docker_client, image_settings) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def sample_dataset(tmp_path_factory) -> Path:
-    """The bundled samples prepared into a fresh dataset directory."""
+def sample_dataset(tmp_path_factory, language_images) -> Path:
+    """The bundled samples prepared into a fresh dataset directory, expected tests recorded
+    from each reference solution's real run (so grading requires every one of them)."""
     from prepare_polyglot_dataset import main as prepare_main
 
     output = tmp_path_factory.mktemp("dataset") / "polyglot"
-    assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output)]) == 0
+    assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output),
+                         "--record_expected_tests"]) == 0
     return output
 
 

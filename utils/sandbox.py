@@ -9,8 +9,9 @@ Contract
   watchdog kills every process in the container if even that does not end it. Output
   (stdout+stderr interleaved) is capped at `OUTPUT_CAP` bytes: the head and the tail are
   kept, with a visible marker where the middle was dropped.
-- `kill_all_processes()` ends every process in the container but its init, e.g. after an
-  agent timed out, so nothing changes files while they are copied out.
+- `kill_all_processes()` ends every process in the container (it kills the container's
+  init, then starts the container again with its files intact), e.g. after an agent timed
+  out, so nothing changes files while they are copied out.
 - `close()` removes the container (force). Sandboxes are context managers; removal also
   happens on exceptions. Every container carries labels (run id, instance id, role, the
   owning process) so `remove_stale_containers` can clean up after a killed harness run.
@@ -138,11 +139,20 @@ class Sandbox:
         return ExecResult(exit_code, collector.text(), timed_out, seconds, collector.truncated)
 
     def kill_all_processes(self) -> None:
-        """End every process but the container's init (and this kill itself)."""
+        """End every process in the container, then start it again, its files intact.
+
+        Killing the container's init makes the kernel kill everything in its PID namespace,
+        forks in flight included. (`kill -KILL -1` from inside also killed the idle
+        `sleep infinity`, so tini exited and the container stopped: every later exec failed.)
+        """
         try:
-            self.client.api.exec_start(self.client.api.exec_create(self._id(), ["kill", "-KILL", "-1"])["Id"])
-        except docker.errors.DockerException:
-            pass
+            container = self.client.containers.get(self._id())
+            if container.status == "running":
+                container.kill()
+            container.wait(timeout=30)
+            container.start()
+        except (docker.errors.DockerException, OSError):
+            pass  # a container that is gone shows up in the next exec or copy
 
     # --- files -----------------------------------------------------------------------------
 

@@ -1,0 +1,183 @@
+"""utils/verdict.py: decide() end to end over the pure parsers and captured runner reports.
+
+Each case feeds a report captured from the real runner (tests/fixtures/reports/) and that
+run's real exit code through the language's parser into decide(). No Docker.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures.reports.captured import load
+from utils.languages import get_language
+from utils.runner_results import TestResults as RunnerResults  # not a pytest test class
+from utils.verdict import (
+    BUILD_FAILED,
+    EXPECTED_TESTS_MISSING,
+    NO_TEST_RESULTS,
+    NONZERO_EXIT,
+    RESOLVED,
+    TESTS_FAILED,
+    TESTS_SKIPPED,
+    TIMED_OUT,
+    UNREADABLE_RESULTS,
+    Verdict,
+    decide,
+)
+
+RUNNERS = ["python", "go", "rust", "javascript", "java", "cpp"]
+
+
+def results_of(runner: str, case: str) -> RunnerResults:
+    return get_language(runner).parse_results(load(runner, case).report)
+
+
+def expected_tests(runner: str) -> tuple[str, ...]:
+    """What a reference run records: every test name of the all-passed capture."""
+    return results_of(runner, "all_passed").names()
+
+
+def verdict_of(runner: str, case: str, with_expected_tests: bool = True) -> Verdict:
+    captured = load(runner, case)
+    return decide(captured.exit_code, False, results_of(runner, case),
+                  expected_tests(runner) if with_expected_tests else None)
+
+
+@pytest.mark.parametrize("with_expected_tests", [True, False], ids=["expected_known", "expected_unknown"])
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_all_tests_passing_with_exit_zero_is_resolved(runner: str, with_expected_tests: bool):
+    verdict = verdict_of(runner, "all_passed", with_expected_tests)
+    assert verdict.resolved
+    assert verdict.reason == RESOLVED
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_exit_zero_without_report_is_not_resolved(runner: str):
+    # The solution printed a fake success summary and exited 0 before the runner wrote a report.
+    captured = load(runner, "early_exit")
+    assert captured.exit_code == 0
+    verdict = verdict_of(runner, "early_exit", with_expected_tests=False)
+    assert verdict == Verdict(False, NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
+
+
+@pytest.mark.parametrize("runner, case", [("go", "syscall_exit_mid_run"), ("rust", "exit_mid_run")])
+def test_exit_zero_with_partial_report_is_not_resolved_when_expected_tests_are_known(runner: str, case: str):
+    assert load(runner, case).exit_code == 0
+    verdict = verdict_of(runner, case)
+    assert not verdict.resolved
+    assert verdict.reason == EXPECTED_TESTS_MISSING
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "BUG: with expected_tests=None (what prepare_polyglot_dataset.py writes until a reference "
+    "run) a partial report whose tests all passed resolves: go `syscall.Exit(0)` mid-run "
+    "(parse_go_test_json ignores the never-ended TestTally) and rust `process::exit(0)` in one "
+    "test after the others were logged (a libtest logfile has no summary line)"))
+@pytest.mark.parametrize("runner, case", [("go", "syscall_exit_mid_run"), ("rust", "exit_mid_run")])
+def test_exit_zero_with_partial_report_is_not_resolved_without_expected_tests(runner: str, case: str):
+    assert not verdict_of(runner, case, with_expected_tests=False).resolved
+
+
+@pytest.mark.parametrize("runner, case", [
+    ("python", "skipped"), ("go", "skipped"), ("rust", "ignored_not_run"), ("javascript", "skipped"),
+    ("java", "skipped"),
+])
+def test_exit_zero_with_skipped_tests_is_not_resolved(runner: str, case: str):
+    assert load(runner, case).exit_code == 0
+    verdict = verdict_of(runner, case, with_expected_tests=False)
+    assert (verdict.resolved, verdict.reason) == (False, TESTS_SKIPPED)
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_failed_tests_are_not_resolved(runner: str):
+    verdict = verdict_of(runner, "some_failed")
+    assert (verdict.resolved, verdict.reason) == (False, TESTS_FAILED)
+
+
+def test_failure_detail_counts_failed_errored_and_total():
+    assert verdict_of("go", "some_failed").detail == "3 failed, 0 errored of 7"
+
+
+@pytest.mark.parametrize("runner, case", [
+    ("python", "syntax_error"), ("go", "build_failed"), ("javascript", "syntax_error"),
+])
+def test_build_error_reported_as_an_errored_case_is_tests_failed(runner: str, case: str):
+    verdict = verdict_of(runner, case)
+    assert (verdict.resolved, verdict.reason) == (False, TESTS_FAILED)
+    assert verdict.detail.startswith("0 failed, 1 errored")
+
+
+@pytest.mark.parametrize("runner, case", [
+    ("rust", "build_failed"), ("java", "compile_error"), ("cpp", "compile_error"),
+])
+def test_build_error_without_report_is_build_or_run_failed(runner: str, case: str):
+    captured = load(runner, case)
+    verdict = verdict_of(runner, case)
+    assert verdict == Verdict(False, BUILD_FAILED, f"exit code {captured.exit_code} and no test results")
+
+
+@pytest.mark.parametrize("case", ["all_passed", "some_failed", "early_exit"])
+def test_timeout_is_not_resolved_whatever_the_report_says(case: str):
+    verdict = decide(0, True, results_of("python", case), expected_tests("python"))
+    assert verdict == Verdict(False, TIMED_OUT, "the test command did not finish in time")
+
+
+def test_timeout_without_exit_code_or_report_is_a_timeout():
+    assert decide(None, True, RunnerResults()).reason == TIMED_OUT
+
+
+@pytest.mark.parametrize("exit_code", [1, 2, 137, -9, None])
+def test_nonzero_exit_with_all_tests_passed_is_not_resolved(exit_code):
+    # e.g. an atexit handler of the solution that fails the process after the report was written
+    verdict = decide(exit_code, False, results_of("python", "all_passed"), expected_tests("python"))
+    assert (verdict.resolved, verdict.reason) == (False, NONZERO_EXIT)
+    assert f"exit code was {exit_code}" in verdict.detail
+
+
+def test_nonzero_exit_takes_precedence_over_skipped_tests():
+    verdict = decide(1, False, results_of("java", "skipped"))
+    assert verdict.reason == NONZERO_EXIT
+
+
+def test_expected_tests_missing_from_a_passing_report_is_not_resolved():
+    # The C++ suite built without -DEXERCISM_RUN_ALL_TESTS: only the first TEST_CASE ran.
+    assert load("cpp", "first_test_only").exit_code == 0
+    verdict = verdict_of("cpp", "first_test_only")
+    assert (verdict.resolved, verdict.reason) == (False, EXPECTED_TESTS_MISSING)
+    assert verdict.detail.startswith("6 of 7 expected tests did not run: ")
+    assert "digit-sum.global::digit sum of several digits" in verdict.detail
+
+
+def test_unknown_expected_tests_trust_the_report():
+    assert verdict_of("cpp", "first_test_only", with_expected_tests=False).resolved
+
+
+def test_renamed_test_counts_as_missing():
+    expected = expected_tests("rust") + ("a_test_the_reference_run_had",)
+    verdict = decide(0, False, results_of("rust", "all_passed"), expected)
+    assert verdict.reason == EXPECTED_TESTS_MISSING
+    assert verdict.detail == "1 of 7 expected tests did not run: a_test_the_reference_run_had"
+
+
+def test_unreadable_report_with_no_case_is_unreadable_results():
+    report = load("python", "all_passed").report
+    report["junit.xml"] = report["junit.xml"][:200]
+    verdict = decide(0, False, get_language("python").parse_results(report))
+    assert (verdict.resolved, verdict.reason) == (False, UNREADABLE_RESULTS)
+    assert "junit.xml: unreadable XML" in verdict.detail
+
+
+def test_passing_cases_beside_an_unreadable_report_file_are_not_resolved():
+    # Jupiter's report is fine; a second engine's report is cut short.
+    report = load("java", "all_passed").report
+    report["TEST-junit-vintage.xml"] = report["TEST-junit-vintage.xml"][:300]
+    results = get_language("java").parse_results(report)
+    assert results.passed == 6
+    verdict = decide(0, False, results, expected_tests("java"))
+    assert (verdict.resolved, verdict.reason) == (False, UNREADABLE_RESULTS)
+
+
+def test_failures_are_reported_before_an_unreadable_line():
+    report = load("go", "some_failed").report["go-test.json"] + '{"Action": "pa'
+    verdict = decide(1, False, get_language("go").parse_results({"go-test.json": report}))
+    assert verdict.reason == TESTS_FAILED
