@@ -16,7 +16,7 @@ from utils.dataset import load_dataset
 from utils.engine import engine_answers
 from utils.images import ImageSettings, docker_client as make_client, ensure_language_image
 from utils.languages import LANGUAGES
-from utils.sandbox import list_run_containers
+from utils.sandbox import LABEL_PID, list_run_containers
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "samples"
@@ -66,8 +66,27 @@ def sample_instances(sample_dataset):
 
 @pytest.fixture
 def no_leftover_containers(docker_client):
-    """Asserts the test leaves no labelled harness container behind."""
+    """Asserts the test leaves no labelled harness container behind: none owned by this
+    process, and none owned by a process that has ended (a harness CLI the test ran).
+    Containers of other live processes (a concurrent run) are not this test's."""
     before = {container.id for container in list_run_containers(docker_client)}
     yield
-    leftover = [c.name for c in list_run_containers(docker_client) if c.id not in before]
+    leftover = [c.name for c in list_run_containers(docker_client)
+                if c.id not in before and _owned_by_us_or_dead(c.labels.get(LABEL_PID, ""))]
     assert not leftover, f"containers left behind: {leftover}"
+
+
+def _owned_by_us_or_dead(pid_label: str) -> bool:
+    try:
+        pid = int(pid_label)
+    except ValueError:
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+        return False
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False

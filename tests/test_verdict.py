@@ -57,7 +57,10 @@ def test_exit_zero_without_report_is_not_resolved(runner: str):
     captured = load(runner, "early_exit")
     assert captured.exit_code == 0
     verdict = verdict_of(runner, "early_exit", with_expected_tests=False)
-    assert verdict == Verdict(False, NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
+    if runner == "rust":  # the binary listed its tests before the run: they show as unfinished
+        assert (verdict.resolved, verdict.reason) == (False, TESTS_FAILED)
+    else:
+        assert verdict == Verdict(False, NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
 
 
 @pytest.mark.parametrize("runner, case", [("go", "syscall_exit_mid_run"), ("rust", "exit_mid_run")])
@@ -65,14 +68,10 @@ def test_exit_zero_with_partial_report_is_not_resolved_when_expected_tests_are_k
     assert load(runner, case).exit_code == 0
     verdict = verdict_of(runner, case)
     assert not verdict.resolved
-    assert verdict.reason == EXPECTED_TESTS_MISSING
+    # Go's stream shows the unfinished test itself; a Rust logfile can only miss names.
+    assert verdict.reason in (EXPECTED_TESTS_MISSING, TESTS_FAILED)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: with expected_tests=None (what prepare_polyglot_dataset.py writes until a reference "
-    "run) a partial report whose tests all passed resolves: go `syscall.Exit(0)` mid-run "
-    "(parse_go_test_json ignores the never-ended TestTally) and rust `process::exit(0)` in one "
-    "test after the others were logged (a libtest logfile has no summary line)"))
 @pytest.mark.parametrize("runner, case", [("go", "syscall_exit_mid_run"), ("rust", "exit_mid_run")])
 def test_exit_zero_with_partial_report_is_not_resolved_without_expected_tests(runner: str, case: str):
     assert not verdict_of(runner, case, with_expected_tests=False).resolved

@@ -2,7 +2,8 @@
 
 Steps (host side first, so nothing the agent touched is reused):
 1. copy the test-commit tree into a directory grading owns;
-2. filter the model patch (utils/patches.py) and apply what is kept, with fallbacks;
+2. filter the model patch (utils/patches.py) and apply what is kept, with fallbacks; the
+   language guard then restores any kept file it rejects (e.g. a Cargo.toml retargeting tests);
 3. write reference-only overrides (oracle only) and un-skip the tests (language spec);
 4. copy the tree into a fresh container from the language image (network off), run the
    spec's test command under the test timeout with the report written into a directory
@@ -21,7 +22,7 @@ from pathlib import Path
 import docker
 
 from utils.languages import LanguageSpec, matches_any
-from utils.patches import FilteredPatch, PatchError, apply_patch, filter_patch
+from utils.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
 from utils.runner_results import TestResults
 from utils.sandbox import ExecResult, Limits, Sandbox, tar_directory
 from utils.verdict import Verdict, decide
@@ -52,21 +53,26 @@ class GradingOutcome:
     exec_result: ExecResult | None
     eval_script: str
     seconds: float
+    guarded: tuple[TamperRecord, ...] = ()  # files the language guard restored after applying
 
 
 def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_id: str,
           limits: Limits = Limits(), log=lambda message: None) -> GradingOutcome:
     started = time.monotonic()
-    filtered = filter_patch(request.patch_text, request.spec, request.solution_paths, request.hidden_paths)
+    filtered: FilteredPatch | None = None
     with tempfile.TemporaryDirectory(prefix="polyglot-grade-") as workdir:
         tree = Path(workdir) / "testbed"
         shutil.copytree(request.test_tree, tree, symlinks=True)
         try:
+            filtered = filter_patch(request.patch_text, request.spec, request.solution_paths, request.hidden_paths)
             apply_method = apply_patch(tree, filtered.text)
         except PatchError as error:
             log(f"patch did not apply: {error}")
             return GradingOutcome(Verdict(False, PATCH_APPLY_FAILED, str(error)), filtered, None,
                                   TestResults(), None, "", time.monotonic() - started)
+        guarded = guard_applied_files(tree, request.test_tree, request.spec, filtered.kept_paths)
+        for record in guarded:
+            log(f"guard: {record.path} restored ({record.why})")
         for path, content in request.overrides.items():
             (tree / path).parent.mkdir(parents=True, exist_ok=True)
             (tree / path).write_bytes(content)
@@ -85,7 +91,7 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
                      results=results, expected_tests=request.expected_tests)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
     return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script,
-                          time.monotonic() - started)
+                          time.monotonic() - started, guarded)
 
 
 def unskip_tree(tree: Path, spec: LanguageSpec) -> list[str]:

@@ -56,6 +56,10 @@ def matches_any(path: str, patterns: tuple[str, ...]) -> bool:
     return any(path_matches(path, pattern) for pattern in patterns)
 
 
+def _no_guard(path: str, content: bytes) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class LanguageSpec:
     name: str
@@ -89,6 +93,9 @@ class LanguageSpec:
     agent_timeout: int = 600
     # Reference-only manifest overrides for the oracle: (source in exercise, destination).
     reference_overrides: tuple[tuple[str, str], ...] = ()
+    # Checked on every file grading takes from a patch, after application: a reason string
+    # means the file is restored to its pristine state and recorded as tamper.
+    guard: Callable[[str, bytes], str | None] = _no_guard
     env: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
     def is_hidden(self, path: str) -> bool:
@@ -107,14 +114,57 @@ def _identity(text: str) -> str:
     return text
 
 
-_JAVA_DISABLED = re.compile(r"^[ \t]*@Disabled(?:\s*\((?:[^()\"]|\"(?:[^\"\\]|\\.)*\")*\))?[ \t]*\r?\n?", re.M)
-_JAVA_DISABLED_INLINE = re.compile(r"@Disabled(?:\s*\((?:[^()\"]|\"(?:[^\"\\]|\\.)*\")*\))?\s*")
+# `@Disabled` or `@Disabled("why")`, not `@DisabledOnOs(...)` and the like (\b + no identifier char).
+_DISABLED = r"@Disabled(?![\w$])(?:[ \t]*\((?:[^()\"]|\"(?:[^\"\\]|\\.)*\")*\))?"
+_JAVA_DISABLED = re.compile(r"^[ \t]*" + _DISABLED + r"[ \t]*\r?\n", re.M)
+_JAVA_DISABLED_INLINE = re.compile(_DISABLED + r"[ \t]*")
 
 
 def unskip_java(text: str) -> str:
-    """Remove every @Disabled annotation (own line or inline), keeping the test."""
+    """Remove every @Disabled annotation (own line or inline), keeping the test. Line breaks
+    are never joined, so a commented-out `// @Disabled` cannot swallow the next line."""
     text = _JAVA_DISABLED.sub("", text)
     return _JAVA_DISABLED_INLINE.sub("", text)
+
+
+_JAVA_PACKAGE = re.compile(rb"^\s*package\s+[\w.]+\s*;", re.M)
+
+
+def guard_java_source(path: str, content: bytes) -> str | None:
+    """Exercises live in the default package; a solution file declaring a package could
+    shadow a test library class (e.g. org.assertj.core.api.Assertions)."""
+    if path.endswith(".java") and _JAVA_PACKAGE.search(content):
+        return "declares_a_package"
+    return None
+
+
+# Cargo.toml is a solution file (agents may add crates), but only dependency tables may
+# change: targets, build scripts, path/git sources or patches could replace the hidden tests.
+_CARGO_ALLOWED_TABLES = {"package", "dependencies", "dev-dependencies", "features"}
+_CARGO_FORBIDDEN_PACKAGE_KEYS = {"build", "links", "autotests", "autobins", "autoexamples", "autobenches",
+                                 "default-run", "workspace"}
+
+
+def guard_cargo_manifest(path: str, content: bytes) -> str | None:
+    if path != "Cargo.toml":
+        return None
+    import tomllib
+
+    try:
+        manifest = tomllib.loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "unreadable_manifest"
+    extra_tables = set(manifest) - _CARGO_ALLOWED_TABLES
+    if extra_tables:
+        return f"manifest_table:{','.join(sorted(extra_tables))}"
+    forbidden = _CARGO_FORBIDDEN_PACKAGE_KEYS & set(manifest.get("package", {}))
+    if forbidden:
+        return f"manifest_key:{','.join(sorted(forbidden))}"
+    for table in ("dependencies", "dev-dependencies"):
+        for name, requirement in manifest.get(table, {}).items():
+            if isinstance(requirement, dict) and {"path", "git"} & set(requirement):
+                return f"manifest_source:{name}"
+    return None
 
 
 _JS_SKIPPED = re.compile(r"\bx(test|it|describe)(\s*(?:\.each\b[^(]*)?\()")
@@ -171,6 +221,7 @@ RUST = LanguageSpec(
     test_command="polyglot-rust-test {report_dir}",
     parse_results=runner_results.parse_libtest_logfiles,
     reference_overrides=((".meta/Cargo-example.toml", "Cargo.toml"),),
+    guard=guard_cargo_manifest,
 )
 
 JAVASCRIPT = LanguageSpec(
@@ -192,13 +243,14 @@ JAVA = LanguageSpec(
     image_recipe="java",
     version_command="javac -version",
     hidden_globs=("src/test/**",),
-    new_source_globs=("src/main/java/**.java",),
+    new_source_globs=("src/main/java/*.java",),
     never_keep_globs=(),
     artifact_globs=COMMON_ARTIFACTS + ("build/**", ".gradle/**", "bin/**", "out/**", "**/*.class"),
     unskip_globs=("src/test/**.java",),
     unskip=unskip_java,
     test_command="polyglot-java-test {report_dir}",
     parse_results=runner_results.parse_junit_reports,
+    guard=guard_java_source,
 )
 
 CPP = LanguageSpec(

@@ -51,6 +51,7 @@ class FilteredPatch:
 
 
 def _clean_path(path: str) -> str:
+    path = path.rstrip("\r")  # CRLF patches
     for prefix in ("a/", "b/"):
         if path.startswith(prefix):
             return path[len(prefix):]
@@ -128,13 +129,29 @@ def apply_patch(tree: Path, patch_text: str) -> str:
                                             "GIT_CEILING_DIRECTORIES": str(tree.parent)})
             if completed.returncode == 0:
                 return method
+            # Each attempt is all-or-nothing here: git apply is atomic, and patch runs last.
             errors.append(f"{method}: {(completed.stderr or completed.stdout).strip().splitlines()[-1:]}")
-            _restore_rejects(tree)
     finally:
         Path(patch_file).unlink(missing_ok=True)
     raise PatchError("the patch does not apply: " + "; ".join(errors))
 
 
-def _restore_rejects(tree: Path) -> None:
-    for leftover in list(tree.rglob("*.rej")) + list(tree.rglob("*.orig")):
-        leftover.unlink(missing_ok=True)
+def guard_applied_files(tree: Path, pristine: Path, spec: LanguageSpec,
+                        kept_paths: tuple[str, ...]) -> tuple[TamperRecord, ...]:
+    """Run the language's guard on every file taken from the patch; a file it rejects is
+    restored from `pristine` (or removed when new) and recorded as tamper."""
+    records = []
+    for path in kept_paths:
+        target = tree / path
+        if not target.is_file():
+            continue
+        why = spec.guard(path, target.read_bytes())
+        if why is None:
+            continue
+        original = pristine / path
+        if original.is_file():
+            target.write_bytes(original.read_bytes())
+        else:
+            target.unlink()
+        records.append(TamperRecord(path, why))
+    return tuple(records)

@@ -164,6 +164,10 @@ def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOu
     result.success = verdict.resolved
     result.reason, result.detail = verdict.reason, verdict.detail
     result.patch_apply_method = outcome.apply_method
+    for record in outcome.guarded:
+        result.tamper.append({"path": record.path, "why": record.why})
+        if record.path in result.kept_paths:
+            result.kept_paths.remove(record.path)
     result.tests = outcome.results.summary()
     result.test_names = list(outcome.results.names())
     result.failed_tests = [case.name for case in outcome.results.cases if case.outcome != "passed"][:50]

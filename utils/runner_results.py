@@ -81,9 +81,17 @@ def parse_junit_reports(files: dict[str, str]) -> TestResults:
             cases.append(TestCase(_junit_name(testcase), _junit_outcome(testcase)))
         # A suite-level error with no test cases (e.g. a collection error) is still an error.
         for suite in root.iter("testsuite"):
-            if not suite.findall("testcase") and int(suite.get("errors", "0") or 0) > 0:
+            if not suite.findall("testcase") and _nonzero(suite.get("errors")):
                 cases.append(TestCase(f"{suite.get('name', file_name)} (suite)", ERROR))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
+
+
+def _nonzero(count: str | None) -> bool:
+    """A JUnit count attribute; anything unreadable counts as non-zero (suspicious)."""
+    try:
+        return int(count or 0) != 0
+    except ValueError:
+        return True
 
 
 def _junit_name(testcase: ElementTree.Element) -> str:
@@ -108,8 +116,13 @@ _GO_FINAL = {"pass": PASSED, "fail": FAILED, "skip": SKIPPED}
 
 
 def parse_go_test_json(files: dict[str, str]) -> TestResults:
+    """Final pass/fail/skip per test. A test that started but never ended, or a package that
+    started but never reported its own pass/fail (the test binary died mid-run, e.g. an
+    exit(0) from the code under test), is an error: a partial stream is never a pass."""
     outcomes: dict[str, str] = {}
-    package_failures: list[str] = []
+    started: dict[str, None] = {}
+    packages_started: dict[str, None] = {}
+    packages_finished: dict[str, str] = {}
     read: list[str] = []
     problems: list[str] = []
     for file_name in sorted(name for name in files if name.endswith(".json")):
@@ -120,17 +133,32 @@ def parse_go_test_json(files: dict[str, str]) -> TestResults:
             try:
                 event = json.loads(line)
             except ValueError:
+                event = None
+            if not isinstance(event, dict):
                 problems.append(f"{file_name}:{line_number}: not a go test -json event")
                 continue
-            action = event.get("Action")
-            test = event.get("Test")
-            if action in _GO_FINAL and test:
-                outcomes[f"{event.get('Package', '')}::{test}"] = _GO_FINAL[action]
-            elif action in ("fail", "build-fail") and not test:
-                package_failures.append(str(event.get("Package") or event.get("ImportPath") or "?"))
+            action, test = event.get("Action"), event.get("Test")
+            package = str(event.get("Package") or event.get("ImportPath") or "?")
+            if test:
+                name = f"{package}::{test}"
+                if action == "run":
+                    started[name] = None
+                elif action in _GO_FINAL:
+                    outcomes[name] = _GO_FINAL[action]
+            elif action == "start":
+                packages_started[package] = None
+            elif action in ("pass", "fail", "skip", "build-fail"):
+                packages_finished[package] = action
     cases = [TestCase(name, outcome) for name, outcome in outcomes.items()]
-    cases += [TestCase(f"{package} (package)", ERROR) for package in package_failures
-              if not any(name.startswith(f"{package}::") and outcome == FAILED for name, outcome in outcomes.items())]
+    cases += [TestCase(name, ERROR) for name in started if name not in outcomes]  # never finished
+    for package in packages_started:
+        if package not in packages_finished:
+            cases.append(TestCase(f"{package} (package did not finish)", ERROR))
+    for package, action in packages_finished.items():
+        package_failed_by_a_test = any(name.startswith(f"{package}::") and outcome == FAILED
+                                       for name, outcome in outcomes.items())
+        if action in ("fail", "build-fail") and not package_failed_by_a_test:
+            cases.append(TestCase(f"{package} (package)", ERROR))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
 
 
@@ -150,11 +178,20 @@ def parse_jest_json(files: dict[str, str]) -> TestResults:
         except ValueError as error:
             problems.append(f"{file_name}: unreadable JSON ({error})")
             continue
+        if not isinstance(report, dict) or not isinstance(report.get("testResults", []), list):
+            problems.append(f"{file_name}: not a jest JSON report")
+            continue
         read.append(file_name)
         for suite in report.get("testResults", []):
+            if not isinstance(suite, dict):
+                problems.append(f"{file_name}: a test suite entry is not an object")
+                continue
             suite_name = str(suite.get("name", "")).rsplit("/", 1)[-1]
-            assertions = suite.get("assertionResults", [])
+            assertions = suite.get("assertionResults") or []
             for assertion in assertions:
+                if not isinstance(assertion, dict):
+                    problems.append(f"{file_name}: an assertion entry is not an object")
+                    continue
                 name = assertion.get("fullName") or assertion.get("title", "")
                 cases.append(TestCase(f"{suite_name}::{name}", _JEST_OUTCOMES.get(assertion.get("status"), ERROR)))
             if not assertions and suite.get("status") == "failed":
@@ -168,15 +205,33 @@ _LIBTEST_OUTCOMES = {"ok": PASSED, "failed": FAILED, "ignored": SKIPPED}
 
 
 def parse_libtest_logfiles(files: dict[str, str]) -> TestResults:
+    """`libtest-N.log` (--logfile: one `ok|failed|ignored NAME` line per finished test) and,
+    when present, `libtest-N.list` (the binary's `--list --format terse` output, written
+    before any test ran). A listed test with no logfile line did not finish: the binary died
+    mid-run, e.g. an exit(0) from the code under test. Logfiles have no summary line, so
+    the listing is what makes a partial run visible."""
     cases: list[TestCase] = []
     read: list[str] = []
     problems: list[str] = []
     for file_name in sorted(name for name in files if name.endswith(".log")):
         read.append(file_name)
+        logged: set[str] = set()
         for line in files[file_name].splitlines():
             status, _, name = line.partition(" ")
             if status in _LIBTEST_OUTCOMES and name:
                 cases.append(TestCase(name, _LIBTEST_OUTCOMES[status]))
+                logged.add(name)
             elif line.strip():
                 problems.append(f"{file_name}: unexpected line {line[:80]!r}")
+        listing = files.get(file_name[: -len(".log")] + ".list")
+        for name in _listed_tests(listing or ""):
+            if name not in logged:
+                cases.append(TestCase(name, ERROR))  # listed before the run, never finished
+    for file_name in sorted(name for name in files if name.endswith(".list")):
+        if file_name[: -len(".list")] + ".log" not in files and _listed_tests(files[file_name]):
+            cases.append(TestCase(f"{file_name} (tests listed, none ran)", ERROR))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
+
+
+def _listed_tests(listing: str) -> list[str]:
+    return [line[: -len(": test")] for line in listing.splitlines() if line.endswith(": test")]
