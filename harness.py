@@ -26,15 +26,16 @@ from pathlib import Path
 from tqdm import tqdm
 
 from utils.agent_image import AgentPatchError, PreparedAgent, ensure_agent_image, prepare_agent
-from utils.agent_run import AgentRunSettings
+from utils.agent_run import AgentRunSettings, agent_sandbox_spec
 from utils.dataset import DEFAULT_DATASET_DIR, DatasetError, Instance, load_dataset, select_instances
 from utils.engine import EngineError, ensure_engine
+from utils.grading import grading_sandbox_spec
 from utils.images import ImageError, ImageSettings, docker_client, ensure_all_images, ensure_language_image
 from utils.languages import LANGUAGES
 from utils.results import (BUCKETS, FINISHED_BUCKETS, InstanceResult, build_run_report, load_instance_results,
                            write_json)
 from utils.run_instance import InstanceJob, RunCancelled, run_instance
-from utils.sandbox import Limits, remove_run_containers, remove_stale_containers
+from utils.sandbox import Limits, Sandboxes, remove_run_containers, remove_stale_containers
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 DEFAULT_OUTPUT_DIR = PROJECT_ROOT / "runs"
@@ -103,7 +104,7 @@ def harness(
         for warning in prepared.warnings:
             print(f"warning: {warning}", file=sys.stderr)
         run_settings = _run_settings(prepared, Path(dataset), test_timeout, agent_timeout, model)
-        previous = _check_resume(run_dir, run_settings, force)
+        previous = _selected(_check_resume(run_dir, run_settings, force), instances)
         ensure_engine(log=lambda message: print(message, file=sys.stderr))
         client = docker_client()
         remove_stale_containers(client)
@@ -181,6 +182,11 @@ def _check_resume(run_dir: Path, settings: dict, force: bool) -> dict[str, Insta
             if result.eval_result in FINISHED_BUCKETS}
 
 
+def _selected(results: dict[str, InstanceResult], instances: list[Instance]) -> dict[str, InstanceResult]:
+    wanted = {instance.instance_id for instance in instances}
+    return {instance_id: result for instance_id, result in results.items() if instance_id in wanted}
+
+
 def _ensure_images(client, instances: list[Instance], agent: PreparedAgent, settings: ImageSettings,
                    workdir: Path) -> dict[str, str]:
     images: dict[str, str] = {}
@@ -202,15 +208,33 @@ def _default_limits(workers: int, cpus: float | None, memory: str | None, pids: 
     return Limits(cpus=cpus or float(cores), memory=memory or default_memory, pids=pids)
 
 
+def _sandboxes_for(client, jobs: list[InstanceJob], workers: int, run_id: str) -> Sandboxes:
+    """Containers for this run: removal in the background, and per language a small pool of
+    pre-started agent and grading containers sized to the instances still to come."""
+    sandboxes = Sandboxes(client, run_id, background_removal=True)
+    spares = min(2, workers)
+    for language in sorted({job.instance.language for job in jobs}):
+        language_jobs = [job for job in jobs if job.instance.language == language]
+        first = language_jobs[0]
+        agent_demand = sum(1 for job in language_jobs if job.predicted_patch is None)
+        sandboxes.add_pool(agent_sandbox_spec(first.agent_image, first.agent, first.agent_settings),
+                           agent_demand, spares, group=language)
+        sandboxes.add_pool(grading_sandbox_spec(first.grading_image, first.grading_limits),
+                           len(language_jobs), spares, group=language)
+    return sandboxes
+
+
 def _execute(client, jobs: list[InstanceJob], results: dict[str, InstanceResult], workers: int, run_id: str,
              progress: bool, reused: int) -> bool:
     stop = threading.Event()
     previous_handlers = _install_signal_handlers(stop)
     bar = tqdm(total=len(jobs) + reused, initial=reused, disable=not progress, unit="inst", dynamic_ncols=True)
     _update_bar(bar, results)
+    sandboxes = _sandboxes_for(client, jobs, workers, run_id)
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="instance") as executor:
-            pending: dict[Future, InstanceJob] = {executor.submit(run_instance, client, job, stop): job for job in jobs}
+            pending: dict[Future, InstanceJob] = {executor.submit(run_instance, client, job, stop, sandboxes): job
+                                                  for job in jobs}
             while pending:
                 done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 if stop.is_set():
@@ -229,6 +253,7 @@ def _execute(client, jobs: list[InstanceJob], results: dict[str, InstanceResult]
                 pending = {future: job for future, job in pending.items() if not future.cancelled()}
     finally:
         bar.close()
+        sandboxes.close()
         remove_run_containers(client, run_id)
         _restore_signal_handlers(previous_handlers)
     return stop.is_set()
@@ -311,9 +336,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.build_images_only:
             return build_images_only(args.languages, args.ca_bundle, args.base_image)
-        subsets = [name for value in (args.subset or ["small"]) for name in _comma_list(value)]
-        if args.instance_ids and args.subset is None:
-            subsets = []
+        # Without --subset: the ids named by --instance_ids, or every instance a --predictions
+        # file grades, or else HyperAgents' default, small.
+        default_subsets = [] if args.instance_ids else ["full"] if args.predictions else ["small"]
+        subsets = [name for value in (args.subset or default_subsets) for name in _comma_list(value)]
         outcome = harness(
             subset=subsets, num_samples=args.num_samples, max_workers=args.max_workers,
             model_name_or_path=args.model_name_or_path, model_patch_paths=args.model_patch_paths,

@@ -155,14 +155,6 @@ class BuildSpy:
         return [tag for tag, _, _ in self.builds]
 
 
-@pytest.fixture(autouse=True)
-def _no_containers_of_this_process(docker_client):
-    """Stricter than no_leftover_containers and blind to other processes' harness runs."""
-    yield
-    mine = containers_of_process(docker_client, os.getpid())
-    assert not mine, f"containers left behind: {[container.name for container in mine]}"
-
-
 # --- tests --------------------------------------------------------------------------------------
 
 def test_oracle_resolves_every_sample_with_every_test(sample_dataset, tmp_path, no_leftover_containers):

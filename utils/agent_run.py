@@ -23,7 +23,7 @@ import docker
 from utils.agent_image import AGENT_DIR_IN_CONTAINER, PreparedAgent
 from utils.dataset import Instance
 from utils.languages import LanguageSpec
-from utils.sandbox import Limits, Sandbox
+from utils.sandbox import Limits, Sandbox, Sandboxes, SandboxSpec
 
 TESTBED = "/testbed"
 PATCH_FILE = f"{AGENT_DIR_IN_CONTAINER}/model_patch.diff"
@@ -56,13 +56,21 @@ def test_description(spec: LanguageSpec) -> str:
             f"solution files with every test enabled and the network off.")
 
 
+def agent_sandbox_spec(image: str, agent: PreparedAgent, settings: AgentRunSettings) -> SandboxSpec:
+    # Built-in agents call no model: no network, no secrets.
+    if agent.builtin:
+        return SandboxSpec(image=image, role="agent", network="none", limits=settings.limits)
+    return SandboxSpec(image=image, role="agent", network=settings.network, limits=settings.limits,
+                       environment=tuple(sorted(settings.environment.items())))
+
+
 def run_agent(client: docker.DockerClient, image: str, agent: PreparedAgent, instance: Instance,
               spec: LanguageSpec, settings: AgentRunSettings, run_id: str,
-              log: Callable[[str], None]) -> AgentRun:
-    environment = dict(settings.environment) if not agent.builtin else {}
-    network = settings.network if not agent.builtin else "none"
-    with Sandbox(client, image, run_id, instance.instance_id, "agent", network=network,
-                 limits=settings.limits, environment=environment) as box:
+              log: Callable[[str], None], sandboxes: Sandboxes | None = None) -> AgentRun:
+    sandbox_spec = agent_sandbox_spec(image, agent, settings)
+    network = sandbox_spec.network
+    sandboxes = sandboxes or Sandboxes(client, run_id)
+    with sandboxes.start(sandbox_spec, instance.instance_id) as box:
         log(f"agent container from {image} (network {network})")
         box.put_directory(instance.agent_repo_dir, TESTBED)
         if agent.name == "oracle":

@@ -24,7 +24,7 @@ import docker
 from utils.languages import LanguageSpec, matches_any
 from utils.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
 from utils.runner_results import TestResults
-from utils.sandbox import ExecResult, Limits, Sandbox, tar_directory
+from utils.sandbox import ExecResult, Limits, Sandboxes, SandboxSpec
 from utils.verdict import Verdict, decide
 
 PATCH_APPLY_FAILED = "patch_apply_failed"
@@ -56,8 +56,12 @@ class GradingOutcome:
     guarded: tuple[TamperRecord, ...] = ()  # files the language guard restored after applying
 
 
+def grading_sandbox_spec(image: str, limits: Limits) -> SandboxSpec:
+    return SandboxSpec(image=image, role="grading", network="none", limits=limits)
+
+
 def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_id: str,
-          limits: Limits = Limits(), log=lambda message: None) -> GradingOutcome:
+          limits: Limits = Limits(), log=lambda message: None, sandboxes: Sandboxes | None = None) -> GradingOutcome:
     started = time.monotonic()
     filtered: FilteredPatch | None = None
     with tempfile.TemporaryDirectory(prefix="polyglot-grade-") as workdir:
@@ -81,8 +85,9 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
         script = request.spec.test_command.format(report_dir=report_dir)
         eval_script = f"mkdir -p {report_dir} && cd {TESTBED} && {script}"
         log(f"grading {request.instance_id} in {image}: {eval_script}")
-        with Sandbox(client, image, run_id, request.instance_id, "grading", network="none", limits=limits) as box:
-            box.put_tar(tar_directory(tree), TESTBED)
+        sandboxes = sandboxes or Sandboxes(client, run_id)
+        with sandboxes.start(grading_sandbox_spec(image, limits), request.instance_id) as box:
+            box.put_directory(tree, TESTBED)
             exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED)
             report = {name: content.decode("utf-8", errors="replace")
                       for name, content in box.get_files(report_dir).items()}

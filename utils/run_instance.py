@@ -27,7 +27,7 @@ from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
 from utils.patches import PatchError, filter_patch
 from utils.results import EMPTY_PATCH, ERROR, INCOMPLETE, RESOLVED, UNRESOLVED, InstanceResult, write_atomic
-from utils.sandbox import Limits, SandboxError
+from utils.sandbox import Limits, SandboxError, Sandboxes
 
 INFRA_RETRIES = 2
 
@@ -66,7 +66,8 @@ class InstanceLog:
             handle.write(f"{stamp} {message}\n")
 
 
-def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.Event) -> InstanceResult:
+def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.Event,
+                 sandboxes: Sandboxes | None = None) -> InstanceResult:
     instance = job.instance
     log = InstanceLog(job.output_dir / f"{instance.instance_id}_docker.log")
     result = InstanceResult(instance_id=instance.instance_id, model_name_or_path=job.model_name_or_path,
@@ -74,10 +75,11 @@ def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.
                             agent_image=job.agent_image, grading_image=job.grading_image)
     started = time.monotonic()
     try:
-        agent_run = _agent_phase(client, job, result, log, stop)
+        sandboxes = sandboxes or Sandboxes(client, job.run_id)
+        agent_run = _agent_phase(client, job, result, log, stop, sandboxes)
         if agent_run is None:
             return _finish(job, result, started)
-        _grading_phase(client, job, result, agent_run.patch, log, stop)
+        _grading_phase(client, job, result, agent_run.patch, log, stop, sandboxes)
     except RunCancelled:
         raise
     except Exception as error:  # noqa: BLE001 - any surprise becomes an `error` result
@@ -90,7 +92,7 @@ def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.
     return _finish(job, result, started)
 
 
-def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop) -> AgentRun | None:
+def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sandboxes) -> AgentRun | None:
     if job.predicted_patch is not None:
         result.model_patch, result.patch_source = job.predicted_patch, "predictions"
         return AgentRun(job.predicted_patch, "predictions", None, False, 0.0, "", {}, "")
@@ -100,7 +102,7 @@ def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop) ->
         result.attempts = attempt
         try:
             agent_run = run_agent(client, job.agent_image, job.agent, job.instance, spec, job.agent_settings,
-                                  job.run_id, log)
+                                  job.run_id, log, sandboxes)
             break
         except (SandboxError, ImageError, docker.errors.DockerException) as error:
             _check_stop(stop)
@@ -120,7 +122,7 @@ def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop) ->
     return agent_run
 
 
-def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str, log, stop) -> None:
+def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str, log, stop, sandboxes) -> None:
     instance = job.instance
     spec = LANGUAGES[instance.language]
     try:
@@ -140,15 +142,15 @@ def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str,
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
         request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
                                  instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout)
-        outcome = _grade_with_retries(client, job, request, log, stop)
+        outcome = _grade_with_retries(client, job, request, log, stop, sandboxes)
     _record_grading(job, result, outcome)
 
 
-def _grade_with_retries(client, job: InstanceJob, request: GradingRequest, log, stop) -> GradingOutcome:
+def _grade_with_retries(client, job: InstanceJob, request: GradingRequest, log, stop, sandboxes) -> GradingOutcome:
     for attempt in range(1, INFRA_RETRIES + 2):
         _check_stop(stop)
         try:
-            return grade(client, job.grading_image, request, job.run_id, job.grading_limits, log)
+            return grade(client, job.grading_image, request, job.run_id, job.grading_limits, log, sandboxes)
         except (SandboxError, docker.errors.DockerException) as error:
             _check_stop(stop)
             log(f"grading infrastructure failure (attempt {attempt}): {error}")

@@ -26,6 +26,7 @@ import socket
 import tarfile
 import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,6 +74,9 @@ class Sandbox:
     limits: Limits = field(default_factory=Limits)
     environment: dict[str, str] = field(default_factory=dict)
     container: object | None = None
+    # When set, close() hands the container to this background remover instead of waiting
+    # for the engine (removal is off the critical path; the owner drains it before exiting).
+    remover: "Remover | None" = None
 
     @property
     def name(self) -> str:
@@ -105,14 +109,11 @@ class Sandbox:
     def close(self) -> None:
         if self.container is None:
             return
-        try:
-            self.container.remove(force=True, v=True)
-        except docker.errors.NotFound:
-            pass
-        except docker.errors.DockerException:
-            # Removal races with engine shutdown; remove_stale_containers retries later.
-            pass
-        self.container = None
+        container, self.container = self.container, None
+        if self.remover is not None:
+            self.remover.remove(container)
+        else:
+            _remove_container(container)
 
     # --- commands ------------------------------------------------------------------------
 
@@ -159,20 +160,29 @@ class Sandbox:
     def put_tar(self, tar_bytes: bytes, destination: str) -> None:
         self.exec_checked(f"mkdir -p '{destination}'")
         try:
-            if not self.container.put_archive(destination, tar_bytes):
+            if not self._container().put_archive(destination, tar_bytes):
                 raise SandboxError(f"copy into {destination} was refused")
         except docker.errors.DockerException as error:
             raise SandboxError(f"copy into {destination} failed: {error}") from error
 
     def put_directory(self, source: Path, destination: str) -> None:
-        self.put_tar(tar_directory(source), destination)
+        """Copy a host directory's contents to `destination` (created, parents included)."""
+        self._put_at_root(tar_directory(source, prefix=destination.strip("/")), destination)
 
     def put_files(self, files: dict[str, bytes], destination: str, mode: int = 0o644) -> None:
-        self.put_tar(tar_files(files, mode), destination)
+        self._put_at_root(tar_files(files, mode, prefix=destination.strip("/")), destination)
+
+    def _put_at_root(self, tar_bytes: bytes, destination: str) -> None:
+        # Entries carry the destination path, so one put_archive at "/" needs no mkdir exec.
+        try:
+            if not self._container().put_archive("/", tar_bytes):
+                raise SandboxError(f"copy into {destination} was refused")
+        except docker.errors.DockerException as error:
+            raise SandboxError(f"copy into {destination} failed: {error}") from error
 
     def get_tar(self, path: str) -> bytes:
         try:
-            chunks, _ = self.container.get_archive(path)
+            chunks, _ = self._container().get_archive(path)
             return b"".join(chunks)
         except docker.errors.NotFound:
             return b""
@@ -205,9 +215,12 @@ class Sandbox:
         return result
 
     def _id(self) -> str:
+        return self._container().id
+
+    def _container(self):
         if self.container is None:
             raise SandboxError("the sandbox is not started")
-        return self.container.id
+        return self.container
 
 
 class _CappedOutput:
@@ -240,24 +253,195 @@ class _CappedOutput:
         return (bytes(self.head) + marker + bytes(self.tail)).decode("utf-8", errors="replace")
 
 
-def tar_directory(source: Path) -> bytes:
+def _parent_entries(tar: tarfile.TarFile, prefix: str) -> None:
+    parts = [part for part in prefix.split("/") if part]
+    for depth in range(1, len(parts) + 1):
+        info = tarfile.TarInfo("/".join(parts[:depth]))
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+        info.mtime = int(time.time())
+        tar.addfile(info)
+
+
+def _joined(prefix: str, name: str) -> str:
+    return f"{prefix}/{name}" if prefix else name
+
+
+def tar_directory(source: Path, prefix: str = "") -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
+        _parent_entries(tar, prefix)
         for path in sorted(source.rglob("*")):
-            tar.add(path, arcname=path.relative_to(source).as_posix(), recursive=False)
+            tar.add(path, arcname=_joined(prefix, path.relative_to(source).as_posix()), recursive=False)
     return buffer.getvalue()
 
 
-def tar_files(files: dict[str, bytes], mode: int = 0o644) -> bytes:
+def tar_files(files: dict[str, bytes], mode: int = 0o644, prefix: str = "") -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
+        _parent_entries(tar, prefix)
         for name, content in sorted(files.items()):
-            info = tarfile.TarInfo(name)
+            for parent in Path(name).parents[:-1][::-1]:
+                info = tarfile.TarInfo(_joined(prefix, parent.as_posix()))
+                info.type = tarfile.DIRTYPE
+                info.mode = 0o755
+                tar.addfile(info)
+            info = tarfile.TarInfo(_joined(prefix, name))
             info.size = len(content)
             info.mode = mode
             info.mtime = int(time.time())
             tar.addfile(info, io.BytesIO(content))
     return buffer.getvalue()
+
+
+# --- removal off the critical path, and pre-started containers --------------------------------
+
+def _remove_container(container) -> None:
+    try:
+        container.remove(force=True, v=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.DockerException:
+        # Removal races with engine shutdown; remove_stale_containers retries later.
+        pass
+
+
+class Remover:
+    """Removes containers in the background; `drain()` waits until every one is gone."""
+
+    def __init__(self, workers: int = 2) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="remover")
+        self._futures: list[Future] = []
+        self._lock = threading.Lock()
+
+    def remove(self, container) -> None:
+        with self._lock:
+            self._futures.append(self._pool.submit(_remove_container, container))
+
+    def drain(self) -> None:
+        with self._lock:
+            futures, self._futures = self._futures, []
+        for future in futures:
+            future.result()
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """Everything that defines a container except the instance it serves."""
+    image: str
+    role: str
+    network: str = "none"
+    limits: Limits = field(default_factory=Limits)
+    environment: tuple[tuple[str, str], ...] = ()
+
+
+class SandboxPool:
+    """Keeps up to `spares` started containers of one SandboxSpec ready, but never more than
+    the instances still to come need, so start-up overlaps other work. A container serves
+    one instance only and is never reused: every grading still starts from a fresh image."""
+
+    def __init__(self, client: docker.DockerClient, spec: SandboxSpec, run_id: str, demand: int, spares: int,
+                 remover: Remover | None) -> None:
+        self.client, self.spec, self.run_id, self.remover = client, spec, run_id, remover
+        self._demand = demand
+        self._spares = spares
+        self._ready: list[Sandbox] = []
+        self._starting = 0
+        self._closed = False
+        self._active = False
+        self._condition = threading.Condition()
+        self._thread = threading.Thread(target=self._fill, name=f"pool-{spec.role}", daemon=True)
+        self._thread.start()
+
+    def _new(self, instance_id: str) -> Sandbox:
+        return Sandbox(self.client, self.spec.image, self.run_id, instance_id, self.spec.role,
+                       network=self.spec.network, limits=self.spec.limits,
+                       environment=dict(self.spec.environment), remover=self.remover)
+
+    def _fill(self) -> None:
+        while True:
+            with self._condition:
+                while not self._closed and (not self._active or
+                                            len(self._ready) + self._starting >= min(self._spares, self._demand)):
+                    self._condition.wait()
+                if self._closed:
+                    return
+                self._starting += 1
+            box = None
+            try:
+                box = self._new("pool").start()
+            except SandboxError:
+                time.sleep(1.0)  # acquire() starts its own and reports the error
+            with self._condition:
+                self._starting -= 1
+                if box is not None and not self._closed:
+                    self._ready.append(box)
+                    box = None
+                self._condition.notify_all()
+            if box is not None:
+                box.close()
+
+    def activate(self) -> None:
+        """Start filling (pools wait until their group is first used, so a run does not
+        pre-start containers for languages whose turn has not come)."""
+        with self._condition:
+            self._active = True
+            self._condition.notify_all()
+
+    def acquire(self, instance_id: str) -> Sandbox:
+        with self._condition:
+            self._active = True
+            self._demand = max(0, self._demand - 1)
+            box = self._ready.pop(0) if self._ready else None
+            self._condition.notify_all()
+        if box is not None:
+            return box
+        return self._new(instance_id).start()
+
+    def close(self) -> None:
+        with self._condition:
+            self._closed = True
+            ready, self._ready = self._ready, []
+            self._condition.notify_all()
+        self._thread.join(timeout=60)
+        for box in ready:
+            box.close()
+
+
+class Sandboxes:
+    """Where pipeline code gets its containers: from a pool when the run set one up for that
+    SandboxSpec, else started on the spot. Removal goes through one background remover."""
+
+    def __init__(self, client: docker.DockerClient, run_id: str, background_removal: bool = False) -> None:
+        self.client, self.run_id = client, run_id
+        self.remover = Remover() if background_removal else None
+        self._pools: dict[SandboxSpec, SandboxPool] = {}
+        self._groups: dict[SandboxSpec, str] = {}
+
+    def add_pool(self, spec: SandboxSpec, demand: int, spares: int, group: str = "") -> None:
+        """Pre-start containers of `spec` for `demand` future uses, `spares` at a time, once
+        any pool of the same `group` (e.g. a language: agent then grading) is first used."""
+        if demand > 0 and spares > 0 and spec not in self._pools:
+            self._pools[spec] = SandboxPool(self.client, spec, self.run_id, demand, spares, self.remover)
+            self._groups[spec] = group
+
+    def start(self, spec: SandboxSpec, instance_id: str) -> Sandbox:
+        pool = self._pools.get(spec)
+        if pool is not None:
+            group = self._groups[spec]
+            for other, other_pool in self._pools.items():
+                if other is not spec and self._groups[other] == group:
+                    other_pool.activate()
+            return pool.acquire(instance_id)
+        return Sandbox(self.client, spec.image, self.run_id, instance_id, spec.role, network=spec.network,
+                       limits=spec.limits, environment=dict(spec.environment), remover=self.remover).start()
+
+    def close(self) -> None:
+        for pool in self._pools.values():
+            pool.close()
+        self._pools.clear()
+        if self.remover is not None:
+            self.remover.drain()
 
 
 # --- clean-up -------------------------------------------------------------------------------
