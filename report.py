@@ -82,6 +82,8 @@ def report(output_dir: str | Path, expected_num_tasks: int | None = None) -> dic
         "reasons": dict(sorted(reasons.items(), key=lambda item: (-item[1], item[0]))),
         "agent_usage": usage,
         "instances_in_several_result_files": duplicates,
+        # Resolved instances whose kept patch has lines that look like verdict forging.
+        "resolved_with_suspicious_lines": [instance_id for instance_id in resolved if results[instance_id].suspicious],
     }
     write_json(output_dir / "report.json", data)
     return data
@@ -94,6 +96,10 @@ def format_table(data: dict) -> str:
         lines.append(f"{language:<12}" + "".join(f"{row.get(column, 0):>12}" for column in columns))
     lines.append(f"accuracy_score {data['accuracy_score']:.4f} "
                  f"({data['total_resolved_instances']}/{data['total_instances']})")
+    if data["resolved_with_suspicious_lines"]:
+        lines.append(f"audit: {len(data['resolved_with_suspicious_lines'])} resolved instance(s) have kept lines that "
+                     f"look like verdict forging (see `suspicious` in their result): "
+                     f"{', '.join(data['resolved_with_suspicious_lines'][:10])}")
     if data["instances_in_several_result_files"]:
         lines.append(f"note: {len(data['instances_in_several_result_files'])} instance(s) found in several result "
                      f"files were counted once (latest file): {', '.join(data['instances_in_several_result_files'][:10])}")

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from utils.languages import get_language
-from utils.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
+from utils.patches import (FilteredPatch, PatchError, TamperRecord, apply_patch, audit_patch, filter_patch,
+                           guard_applied_files)
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "samples"
 GIT_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent",
@@ -465,3 +466,37 @@ def test_unparseable_patch_is_a_patch_apply_failed_verdict(tmp_path: Path):
     outcome = grade(None, "unused-image", request, "run-id")  # fails before any Docker call
     assert outcome.verdict.reason == PATCH_APPLY_FAILED
 
+
+
+# --- audit of kept lines ------------------------------------------------------------------------
+
+EARLY_EXIT_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "early_exit"
+
+
+def _new_files_patch(root: Path) -> str:
+    text = ""
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        lines = path.read_text().splitlines()
+        relative = path.relative_to(root).as_posix()
+        text += (f"diff --git a/{relative} b/{relative}\nnew file mode 100644\n--- /dev/null\n+++ b/{relative}\n"
+                 f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
+    return text
+
+
+@pytest.mark.parametrize("fixture", sorted(p.relative_to(EARLY_EXIT_FIXTURES).as_posix()
+                                           for p in EARLY_EXIT_FIXTURES.glob("*/*")))
+def test_every_early_exit_cheat_is_flagged_as_suspicious(fixture: str):
+    kinds = {line.kind for line in audit_patch(_new_files_patch(EARLY_EXIT_FIXTURES / fixture))}
+    assert "early_exit" in kinds
+
+
+@pytest.mark.parametrize("language", ["python", "go", "rust", "javascript", "java", "cpp"])
+def test_reference_solutions_are_not_flagged(language: str):
+    example_files = exercise_dir(language) / ".meta"
+    sources = [p for p in example_files.rglob("*") if p.is_file() and p.suffix not in (".json", ".toml")]
+    patch_text = ""
+    for source in sources:
+        lines = source.read_text().splitlines()
+        patch_text += (f"diff --git a/{source.name} b/{source.name}\nnew file mode 100644\n--- /dev/null\n"
+                       f"+++ b/{source.name}\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
+    assert audit_patch(patch_text) == ()

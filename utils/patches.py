@@ -17,6 +17,7 @@ reporting which one applied.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -105,6 +106,49 @@ def _why_dropped(patched_file, path: str, source: str, spec: LanguageSpec,
             return None
         return "new_file"
     return "build_or_config_file"
+
+
+# Code in a kept file that could forge a verdict from inside the test process: ending it
+# early, printing a runner's success summary, or reaching into the hidden tests or the test
+# framework. Such lines do not change the verdict (legitimate code can match); they are
+# listed in the result so a suspiciously easy resolve can be audited.
+_SUSPICIOUS = {
+    "early_exit": re.compile(r"\bos\._exit\(|\bsys\.exit\(|\bprocess\.exit\(|\bSystem\.exit\(|"
+                             r"\bprocess::exit\(|\bos\.Exit\(|\bsyscall\.Exit\(|\b_?[Ee]xit\(0\)|"
+                             r"\bquick_exit\(|\babort\(\)"),
+    "runner_output": re.compile(r"--- PASS|=== RUN|test result: ok|\d+ passed|Tests successful|"
+                                r"All tests passed|tests? (?:passed|successful)", re.I),
+    "test_framework": re.compile(r"_test\.(?:go|py|cpp)\b|\.spec\.js\b|\bjunit\b|\bpytest\b|"
+                                 r"unittest\.TestCase\.\w+\s*=|\bsetattr\(\s*unittest|\bexpect\.extend\b|"
+                                 r"\bjest\.|org\.assertj|TEST_CASE|catch2?/|--logfile|--include-ignored", re.I),
+}
+
+
+@dataclass(frozen=True)
+class SuspiciousLine:
+    path: str
+    kind: str
+    line: str
+
+
+def audit_patch(kept_text: str, limit: int = 20) -> tuple[SuspiciousLine, ...]:
+    """Added lines of the kept patch that match a forging pattern (see _SUSPICIOUS)."""
+    if not kept_text.strip():
+        return ()
+    found: list[SuspiciousLine] = []
+    for patched_file in PatchSet(kept_text):
+        path = _clean_path(patched_file.path)
+        for hunk in patched_file:
+            for line in hunk:
+                if not line.is_added:
+                    continue
+                for kind, pattern in _SUSPICIOUS.items():
+                    if pattern.search(line.value):
+                        found.append(SuspiciousLine(path, kind, line.value.strip()[:200]))
+                        break
+                if len(found) >= limit:
+                    return tuple(found)
+    return tuple(found)
 
 
 def apply_patch(tree: Path, patch_text: str) -> str:

@@ -54,6 +54,9 @@ class InstanceResult:
     patch_source: str = ""                # "agent" (model_patch.diff) | "harness" (computed diff)
     kept_paths: list[str] = field(default_factory=list)        # patch paths graded
     tamper: list[dict[str, str]] = field(default_factory=list)  # [{path, why}] dropped, left pristine
+    suspicious: list[dict[str, str]] = field(default_factory=list)  # [{path, kind, line}] kept lines that
+                                          # look like verdict forging (early exit, fake runner output,
+                                          # test-framework access); informational, for audits
     patch_apply_method: str | None = None  # which fallback applied the patch
     test_exit_code: int | None = None
     test_timed_out: bool = False

@@ -25,7 +25,7 @@ from utils.grading import GradingOutcome, GradingRequest, grade
 from utils.images import ImageError
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
-from utils.patches import PatchError, filter_patch
+from utils.patches import PatchError, audit_patch, filter_patch
 from utils.results import EMPTY_PATCH, ERROR, INCOMPLETE, RESOLVED, UNRESOLVED, InstanceResult, write_atomic
 from utils.sandbox import Limits, SandboxError, Sandboxes
 
@@ -131,6 +131,8 @@ def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str,
         result.eval_result, result.reason, result.detail = UNRESOLVED, "patch_unparseable", str(error)
         return
     result.kept_paths = list(filtered.kept_paths)
+    result.suspicious = [{"path": line.path, "kind": line.kind, "line": line.line}
+                         for line in audit_patch(filtered.text)]
     result.tamper = [{"path": record.path, "why": record.why} for record in filtered.tamper]
     if filtered.is_empty:
         result.eval_result, result.reason = EMPTY_PATCH, "empty_patch"
