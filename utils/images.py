@@ -243,7 +243,7 @@ def ensure_language_image(
 def ensure_all_images(
     client: docker.DockerClient, settings: ImageSettings, languages: list[str] | None = None, log: Log = print
 ) -> list[ImageResult]:
-    results = [ensure_common_image(client, settings, log)]
+    results = [ensure_base_image(client, settings.base_image, log), ensure_common_image(client, settings, log)]
     for name in languages or list(LANGUAGES):
         results.append(ensure_language_image(client, LANGUAGES[name], settings, log))
     return results

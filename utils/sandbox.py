@@ -452,14 +452,10 @@ def list_run_containers(client: docker.DockerClient, run_id: str | None = None) 
 
 
 def remove_run_containers(client: docker.DockerClient, run_id: str) -> int:
-    removed = 0
-    for container in list_run_containers(client, run_id):
-        try:
-            container.remove(force=True, v=True)
-            removed += 1
-        except docker.errors.NotFound:
-            pass
-    return removed
+    containers = list_run_containers(client, run_id)
+    for container in containers:
+        _remove_container(container)
+    return len(containers)
 
 
 def remove_stale_containers(client: docker.DockerClient) -> int:
@@ -476,11 +472,8 @@ def remove_stale_containers(client: docker.DockerClient) -> int:
             pid = 0
         if pid > 0 and _process_alive(pid):
             continue
-        try:
-            container.remove(force=True, v=True)
-            removed += 1
-        except docker.errors.NotFound:
-            pass
+        _remove_container(container)
+        removed += 1
     return removed
 
 
