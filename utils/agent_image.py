@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import docker
+import docker.errors
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
@@ -127,5 +128,22 @@ def ensure_agent_image(client: docker.DockerClient, agent: PreparedAgent, langua
     return ensure_recipe_image(client, f"agent-{language}", recipe, language_image, "LANGUAGE_IMAGE", None, log)
 
 
-__all__ = ["AGENT_DIR_IN_CONTAINER", "AgentPatchError", "PreparedAgent", "prepare_agent",
+def prune_agent_images(client: docker.DockerClient, keep: set[str] = frozenset(), log=print) -> int:
+    """Remove agent layers (every generation of a self-improving loop leaves one per
+    language) except the tags in `keep` and those a container still uses."""
+    in_use = {container.image.id for container in client.containers.list(all=True)}
+    removed = 0
+    for image in client.images.list(filters={"label": "polyglot-harness.recipe"}):
+        for tag in image.tags:
+            if not tag.startswith(f"{IMAGE_REPOSITORY}/agent-") or tag in keep or image.id in in_use:
+                continue
+            try:
+                client.images.remove(tag)
+                removed += 1
+            except docker.errors.APIError as error:
+                log(f"could not remove {tag}: {error}")
+    return removed
+
+
+__all__ = ["prune_agent_images", "AGENT_DIR_IN_CONTAINER", "AgentPatchError", "PreparedAgent", "prepare_agent",
            "ensure_agent_image", "IMAGE_REPOSITORY"]
