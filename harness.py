@@ -219,9 +219,23 @@ def _sandboxes_for(client, jobs: list[InstanceJob], workers: int, run_id: str) -
         agent_demand = sum(1 for job in language_jobs if job.predicted_patch is None)
         sandboxes.add_pool(agent_sandbox_spec(first.agent_image, first.agent, first.agent_settings),
                            agent_demand, spares, group=language)
+        # A predicted empty patch needs no grading container.
+        grading_demand = sum(1 for job in language_jobs if job.predicted_patch is None or job.predicted_patch.strip())
         sandboxes.add_pool(grading_sandbox_spec(first.grading_image, first.grading_limits),
-                           len(language_jobs), spares, group=language)
+                           grading_demand, spares, group=language)
     return sandboxes
+
+
+def _run_with_lookahead(client, job: InstanceJob, stop: threading.Event, sandboxes: Sandboxes,
+                        upcoming_languages: set[str]) -> InstanceResult:
+    # The next instances in the queue start as running ones end: pre-start their containers
+    # while this one is graded (not earlier: its own agent container comes first), and pools
+    # never start more than their remaining demand.
+    def activate_upcoming() -> None:
+        for language in sorted(upcoming_languages):
+            sandboxes.activate(language)
+
+    return run_instance(client, job, stop, sandboxes, after_agent=activate_upcoming)
 
 
 def _execute(client, jobs: list[InstanceJob], results: dict[str, InstanceResult], workers: int, run_id: str,
@@ -233,8 +247,10 @@ def _execute(client, jobs: list[InstanceJob], results: dict[str, InstanceResult]
     sandboxes = _sandboxes_for(client, jobs, workers, run_id)
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="instance") as executor:
-            pending: dict[Future, InstanceJob] = {executor.submit(run_instance, client, job, stop, sandboxes): job
-                                                  for job in jobs}
+            pending: dict[Future, InstanceJob] = {
+                executor.submit(_run_with_lookahead, client, job, stop, sandboxes,
+                                {later.instance.language for later in jobs[index + 1:index + 1 + 2 * workers]}): job
+                for index, job in enumerate(jobs)}
             while pending:
                 done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 if stop.is_set():

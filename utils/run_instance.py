@@ -13,6 +13,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 import docker
@@ -67,7 +68,8 @@ class InstanceLog:
 
 
 def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.Event,
-                 sandboxes: Sandboxes | None = None) -> InstanceResult:
+                 sandboxes: Sandboxes | None = None,
+                 after_agent: Callable[[], None] = lambda: None) -> InstanceResult:
     instance = job.instance
     log = InstanceLog(job.output_dir / f"{instance.instance_id}_docker.log")
     result = InstanceResult(instance_id=instance.instance_id, model_name_or_path=job.model_name_or_path,
@@ -77,6 +79,7 @@ def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.
     try:
         sandboxes = sandboxes or Sandboxes(client, job.run_id)
         agent_run = _agent_phase(client, job, result, log, stop, sandboxes)
+        after_agent()
         if agent_run is None:
             return _finish(job, result, started)
         _grading_phase(client, job, result, agent_run.patch, log, stop, sandboxes)

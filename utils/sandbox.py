@@ -392,6 +392,11 @@ class SandboxPool:
         with self._condition:
             self._active = True
             self._demand = max(0, self._demand - 1)
+            # A container already starting is sooner ready than a new one, and starting a
+            # second would leave one unused.
+            deadline = time.monotonic() + 60
+            while not self._ready and self._starting and not self._closed and time.monotonic() < deadline:
+                self._condition.wait(timeout=1.0)
             box = self._ready.pop(0) if self._ready else None
             self._condition.notify_all()
         if box is not None:
@@ -425,13 +430,17 @@ class Sandboxes:
             self._pools[spec] = SandboxPool(self.client, spec, self.run_id, demand, spares, self.remover)
             self._groups[spec] = group
 
+    def activate(self, group: str) -> None:
+        """Start pre-starting containers for `group` (e.g. the language of an instance whose
+        turn is near)."""
+        for spec, pool in self._pools.items():
+            if self._groups[spec] == group:
+                pool.activate()
+
     def start(self, spec: SandboxSpec, instance_id: str) -> Sandbox:
         pool = self._pools.get(spec)
         if pool is not None:
-            group = self._groups[spec]
-            for other, other_pool in self._pools.items():
-                if other is not spec and self._groups[other] == group:
-                    other_pool.activate()
+            self.activate(self._groups[spec])
             return pool.acquire(instance_id)
         return Sandbox(self.client, spec.image, self.run_id, instance_id, spec.role, network=spec.network,
                        limits=spec.limits, environment=dict(spec.environment), remover=self.remover).start()
