@@ -221,7 +221,7 @@ def _sandboxes_for(client, jobs: list[InstanceJob], workers: int, run_id: str) -
                            agent_demand, spares, group=language)
         # A predicted empty patch needs no grading container.
         grading_demand = sum(1 for job in language_jobs if job.predicted_patch is None or job.predicted_patch.strip())
-        sandboxes.add_pool(grading_sandbox_spec(first.grading_image, first.grading_limits),
+        sandboxes.add_pool(grading_sandbox_spec(first.grading_image, first.grading_limits, LANGUAGES[language]),
                            grading_demand, spares, group=language)
     return sandboxes
 

@@ -97,7 +97,10 @@ def run_bare(client: docker.DockerClient, instances: list[Instance], images: dic
             workdir = f"{BARE_ROOT}/{instance.instance_id}"
             report_dir = report_dirs[instance.instance_id]
             script = f"mkdir -p {report_dir} && cd {workdir} && {spec.test_command.format(report_dir=report_dir)}"
-            return boxes[instance.language].exec(script, test_timeout, workdir=workdir)
+            # One build directory per instance: several share this container. No shared
+            # compiler cache here (the harness's C++ grading has one): this is the naive floor.
+            return boxes[instance.language].exec(script, test_timeout, workdir=workdir,
+                                                 environment={"POLYGLOT_BUILD_DIR": f"/tmp/build-{instance.instance_id}"})
 
         started = time.monotonic()
         exec_results = run_parallel(run_one, instances, workers)

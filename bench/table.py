@@ -55,6 +55,8 @@ def render(data: dict[str, Any]) -> str:
         f"{_s(harness['wall_seconds'])} {_s(harness.get('ratio'), 6)}")
     add("  (per language: sums of per-instance seconds — bare: the test exec; harness: the result's seconds.total,")
     add("   h.tests / h.grading: its seconds.tests / seconds.grading. wall total: clock time of each whole run.)")
+    add("   C++: the harness compiles through a shared, read-only ccache (Catch's main, warmed once per run")
+    add("   on the pristine tree, warm-up included in its time); bare compiles everything every time.")
     add(f"  bare set-up, not timed (trees, {len(bare['per_language'])} containers, copies): "
         f"{bare['setup_seconds']:.2f} s")
     add(f"  verdicts: bare {bare['resolved']}/{bare['n']} passed, harness {harness['resolved']}/{harness['n']} "

@@ -5,7 +5,8 @@ Steps (host side first, so nothing the agent touched is reused):
 2. filter the model patch (utils/patches.py) and apply what is kept, with fallbacks; the
    language guard then restores any kept file it rejects (e.g. a Cargo.toml retargeting tests);
 3. write reference-only overrides (oracle only) and un-skip the tests (language spec);
-4. copy the tree into a fresh container from the language image (network off), run the
+4. warm the language's shared build cache once from the pristine tree (utils/build_cache.py),
+   copy the tree into a fresh container from the language image (network off), run the
    spec's test command under the test timeout with the report written into a directory
    with a random name, read that report back, and decide with utils/verdict.py.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import docker
 
+from utils.build_cache import ensure_warm, reader_env, reader_mounts
 from utils.languages import LanguageSpec, matches_any
 from utils.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
 from utils.runner_results import TestResults
@@ -56,8 +58,9 @@ class GradingOutcome:
     guarded: tuple[TamperRecord, ...] = ()  # files the language guard restored after applying
 
 
-def grading_sandbox_spec(image: str, limits: Limits) -> SandboxSpec:
-    return SandboxSpec(image=image, role="grading", network="none", limits=limits)
+def grading_sandbox_spec(image: str, limits: Limits, spec: LanguageSpec) -> SandboxSpec:
+    return SandboxSpec(image=image, role="grading", network="none", limits=limits,
+                       environment=reader_env(spec), volumes=reader_mounts(spec, image))
 
 
 def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_id: str,
@@ -85,8 +88,9 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
         script = request.spec.test_command.format(report_dir=report_dir)
         eval_script = f"mkdir -p {report_dir} && cd {TESTBED} && {script}"
         log(f"grading {request.instance_id} in {image}: {eval_script}")
+        ensure_warm(client, request.spec, image, request.test_tree, run_id, request.instance_id, limits, log)
         sandboxes = sandboxes or Sandboxes(client, run_id)
-        with sandboxes.start(grading_sandbox_spec(image, limits), request.instance_id) as box:
+        with sandboxes.start(grading_sandbox_spec(image, limits, request.spec), request.instance_id) as box:
             box.put_directory(tree, TESTBED)
             exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED)
             report = {name: content.decode("utf-8", errors="replace")

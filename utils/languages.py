@@ -61,6 +61,19 @@ def _no_guard(path: str, content: bytes) -> str | None:
 
 
 @dataclass(frozen=True)
+class BuildCache:
+    """A compiler cache shared by grading containers through a named volume. Only trusted
+    code writes it: `warm_command` runs on the pristine test-commit tree (no patch) with the
+    volume read-write; every container that runs code under test mounts it read-only."""
+    mount_path: str
+    # Test-tree files whose content (plus the image) decides whether a warm-up is due.
+    key_globs: tuple[str, ...]
+    warm_command: str  # run in /testbed; "{key}" is replaced by the warm-up key
+    reader_env: tuple[tuple[str, str], ...]
+    writer_env: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class LanguageSpec:
     name: str
     # --- image -----------------------------------------------------------------------
@@ -96,6 +109,7 @@ class LanguageSpec:
     # Checked on every file grading takes from a patch, after application: a reason string
     # means the file is restored to its pristine state and recorded as tamper.
     guard: Callable[[str, bytes], str | None] = _no_guard
+    build_cache: BuildCache | None = None
     env: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
     def is_hidden(self, path: str) -> bool:
@@ -265,6 +279,16 @@ CPP = LanguageSpec(
     unskip=_identity,  # configured with -DEXERCISM_RUN_ALL_TESTS=1
     test_command="polyglot-cpp-test {report_dir}",
     parse_results=runner_results.parse_junit_reports,
+    # Catch's main (test/tests-main.cpp) takes ~9-20 s to compile and is the same in every
+    # exercise: compiled once per run into ccache, it is a cache hit everywhere after.
+    build_cache=BuildCache(
+        mount_path="/var/cache/polyglot-ccache",
+        key_globs=("CMakeLists.txt", "test/**"),
+        warm_command="polyglot-cpp-warm {key}",
+        reader_env=(("CCACHE_DIR", "/var/cache/polyglot-ccache"), ("CCACHE_READONLY", "1"),
+                    ("CCACHE_TEMPDIR", "/tmp/ccache-tmp")),
+        writer_env=(("CCACHE_DIR", "/var/cache/polyglot-ccache"), ("CCACHE_TEMPDIR", "/tmp/ccache-tmp")),
+    ),
 )
 
 LANGUAGES: dict[str, LanguageSpec] = {

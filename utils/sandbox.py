@@ -77,6 +77,8 @@ class Sandbox:
     # When set, close() hands the container to this background remover instead of waiting
     # for the engine (removal is off the critical path; the owner drains it before exiting).
     remover: "Remover | None" = None
+    # Named volumes to mount: ((volume name, mount path, "ro" | "rw"), ...).
+    volumes: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -94,6 +96,7 @@ class Sandbox:
                 labels=labels, network_mode=self.network, working_dir="/", environment=self.environment,
                 nano_cpus=int(self.limits.cpus * 1e9), mem_limit=self.limits.memory,
                 memswap_limit=self.limits.memory, pids_limit=self.limits.pids,
+                volumes={name: {"bind": path, "mode": mode} for name, path, mode in self.volumes},
             )
         except docker.errors.DockerException as error:
             self.close()
@@ -333,6 +336,13 @@ class SandboxSpec:
     network: str = "none"
     limits: Limits = field(default_factory=Limits)
     environment: tuple[tuple[str, str], ...] = ()
+    volumes: tuple[tuple[str, str, str], ...] = ()
+
+    def sandbox(self, client: docker.DockerClient, run_id: str, instance_id: str,
+                remover: "Remover | None") -> Sandbox:
+        return Sandbox(client, self.image, run_id, instance_id, self.role, network=self.network,
+                       limits=self.limits, environment=dict(self.environment), remover=remover,
+                       volumes=self.volumes)
 
 
 class SandboxPool:
@@ -354,9 +364,7 @@ class SandboxPool:
         self._thread.start()
 
     def _new(self, instance_id: str) -> Sandbox:
-        return Sandbox(self.client, self.spec.image, self.run_id, instance_id, self.spec.role,
-                       network=self.spec.network, limits=self.spec.limits,
-                       environment=dict(self.spec.environment), remover=self.remover)
+        return self.spec.sandbox(self.client, self.run_id, instance_id, self.remover)
 
     def _fill(self) -> None:
         while True:
@@ -442,8 +450,7 @@ class Sandboxes:
         if pool is not None:
             self.activate(self._groups[spec])
             return pool.acquire(instance_id)
-        return Sandbox(self.client, spec.image, self.run_id, instance_id, spec.role, network=spec.network,
-                       limits=spec.limits, environment=dict(spec.environment), remover=self.remover).start()
+        return spec.sandbox(self.client, self.run_id, instance_id, self.remover).start()
 
     def close(self) -> None:
         for pool in self._pools.values():

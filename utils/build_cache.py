@@ -1,0 +1,82 @@
+"""Shared build caches for grading (a language spec's `build_cache`, e.g. ccache for C++).
+
+The cache lives in a named volume per (language, image). Trust model: a warm-up container
+runs the spec's warm command on the PRISTINE test-commit tree (no patch, no agent code) with
+the volume read-write; grading containers, which run code under test, mount it read-only.
+So no solution can plant an entry that another instance's grading would use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+from typing import Callable
+
+import docker
+
+from utils.languages import LanguageSpec, matches_any
+from utils.sandbox import Limits, Sandbox, SandboxError
+
+_warmed: set[tuple[str, str]] = set()
+_locks: dict[tuple[str, str], threading.Lock] = {}
+_locks_guard = threading.Lock()
+WARM_TIMEOUT_S = 300
+
+
+def cache_volume(spec: LanguageSpec, image: str) -> str:
+    return f"polyglot-harness-cache-{spec.name}-{hashlib.sha256(image.encode()).hexdigest()[:12]}"
+
+
+def reader_mounts(spec: LanguageSpec, image: str) -> tuple[tuple[str, str, str], ...]:
+    if spec.build_cache is None:
+        return ()
+    return ((cache_volume(spec, image), spec.build_cache.mount_path, "ro"),)
+
+
+def reader_env(spec: LanguageSpec) -> tuple[tuple[str, str], ...]:
+    return spec.build_cache.reader_env if spec.build_cache else ()
+
+
+def warm_key(spec: LanguageSpec, test_tree: Path) -> str:
+    """Content of the key files, with the exercise name neutralised (it does not change what
+    the cached compile produces)."""
+    assert spec.build_cache is not None
+    digest = hashlib.sha256()
+    for path in sorted(p for p in test_tree.rglob("*") if p.is_file()):
+        relative = path.relative_to(test_tree).as_posix()
+        if matches_any(relative, spec.build_cache.key_globs):
+            content = path.read_bytes()
+            if relative == "CMakeLists.txt":
+                content = b"\n".join(line for line in content.splitlines() if not line.strip().startswith(b"set(exercise"))
+            digest.update(relative.encode() + b"\0" + hashlib.sha256(content).digest())
+    return digest.hexdigest()[:20]
+
+
+def ensure_warm(client: docker.DockerClient, spec: LanguageSpec, image: str, test_tree: Path, run_id: str,
+                instance_id: str, limits: Limits, log: Callable[[str], None]) -> None:
+    """Warm the cache for this test tree once per (volume, key); failures only cost speed."""
+    if spec.build_cache is None:
+        return
+    volume, key = cache_volume(spec, image), warm_key(spec, test_tree)
+    with _locks_guard:
+        lock = _locks.setdefault((volume, key), threading.Lock())
+    with lock:
+        if (volume, key) in _warmed:
+            return
+        command = spec.build_cache.warm_command.format(key=key)
+        log(f"warming the shared build cache {volume} ({key}) on the pristine test tree: {command}")
+        box = Sandbox(client, image, run_id, instance_id, "cache-warm", network="none", limits=limits,
+                      environment=dict(spec.build_cache.writer_env),
+                      volumes=((volume, spec.build_cache.mount_path, "rw"),))
+        try:
+            with box:
+                box.put_directory(test_tree, "/testbed")
+                result = box.exec(command, WARM_TIMEOUT_S, workdir="/testbed")
+        except SandboxError as error:
+            log(f"cache warm-up failed ({error}); grading compiles without it")
+            return
+        if result.exit_code == 0:
+            _warmed.add((volume, key))
+        else:
+            log(f"cache warm-up exited {result.exit_code}; grading compiles without it:\n{result.output[-2000:]}")
