@@ -28,6 +28,7 @@ from tqdm import tqdm
 from utils.agent_image import AgentPatchError, PreparedAgent, ensure_agent_image, prepare_agent, prune_agent_images
 from utils.agent_run import AgentRunSettings, agent_sandbox_spec
 from utils.dataset import DEFAULT_DATASET_DIR, DatasetError, Instance, load_dataset, select_instances
+from utils.build_cache import prune_cache_volumes
 from utils.engine import EngineError, ensure_engine
 from utils.grading import grading_sandbox_spec
 from utils.images import ImageError, ImageSettings, docker_client, ensure_all_images, ensure_language_image
@@ -343,8 +344,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--base_image", default=None, help="base image tag (default debian:bookworm-slim)")
     parser.add_argument("--force", action="store_true", help="re-run finished instances")
     parser.add_argument("--build_images_only", action="store_true", help="build or verify the six images and exit")
-    parser.add_argument("--prune_agent_images", action="store_true",
-                        help="remove every agent layer image (they are rebuilt on demand) and exit")
+    parser.add_argument("--prune_caches", action="store_true",
+                        help="remove every agent layer image and shared build-cache volume (both are "
+                             "rebuilt on demand) and exit; language images stay")
     parser.add_argument("--no_progress", action="store_true")
     return parser.parse_args(argv)
 
@@ -354,9 +356,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.build_images_only:
             return build_images_only(args.languages, args.ca_bundle, args.base_image)
-        if args.prune_agent_images:
+        if args.prune_caches:
             ensure_engine(log=lambda message: print(message, file=sys.stderr))
-            print(f"removed {prune_agent_images(docker_client())} agent image tag(s)")
+            client = docker_client()
+            print(f"removed {prune_agent_images(client)} agent image tag(s) and "
+                  f"{prune_cache_volumes(client)} build-cache volume(s)")
             return 0
         # Without --subset: the ids named by --instance_ids, or every instance a --predictions
         # file grades, or else HyperAgents' default, small.

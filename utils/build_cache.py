@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 import docker
+import docker.errors
 
 from utils.languages import LanguageSpec, matches_any
 from utils.sandbox import Limits, Sandbox, SandboxError
@@ -80,3 +81,19 @@ def ensure_warm(client: docker.DockerClient, spec: LanguageSpec, image: str, tes
             _warmed.add((volume, key))
         else:
             log(f"cache warm-up exited {result.exit_code}; grading compiles without it:\n{result.output[-2000:]}")
+
+
+def prune_cache_volumes(client: docker.DockerClient) -> int:
+    """Remove every build-cache volume no container uses (they are re-warmed on demand)."""
+    removed = 0
+    for volume in client.volumes.list():
+        if not volume.name.startswith("polyglot-harness-cache-"):
+            continue
+        try:
+            volume.remove()
+            removed += 1
+        except docker.errors.APIError:
+            pass  # in use by a running grading: keep it
+    with _locks_guard:
+        _warmed.clear()
+    return removed
