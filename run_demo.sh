@@ -4,7 +4,7 @@
 # prepared as a dataset, the harness run with the oracle agent, and the report.
 set -eu
 cd "$(dirname "$0")"
-python3 -m pip install -q --disable-pip-version-check -r requirements.txt
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt
 ./docker/ensure_engine.sh start
 python3 harness.py --build_images_only
 python3 prepare_polyglot_dataset.py --benchmark_dir samples --output_dir datasets/samples --record_expected_tests

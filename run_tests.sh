@@ -3,14 +3,15 @@
 # only if none answers, and then stopped again at the end), the six images, and pytest.
 set -eu
 cd "$(dirname "$0")"
-python3 -m pip install -q --disable-pip-version-check -r requirements.txt
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt
 started_engine=0
 if ! python3 -m utils.engine status > /dev/null 2>&1; then
   ./docker/ensure_engine.sh start
   started_engine=1
 fi
 stop_engine() {
-  if [ "$started_engine" = 1 ]; then ./docker/ensure_engine.sh stop; fi
+  # Quietly: the test runner's summary stays the last line of the output.
+  if [ "$started_engine" = 1 ]; then ./docker/ensure_engine.sh stop > /dev/null; fi
 }
 trap stop_engine EXIT
 python3 harness.py --build_images_only
