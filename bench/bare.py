@@ -29,7 +29,7 @@ from utils.dataset import Instance
 from utils.grading import unskip_tree
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
-from utils.sandbox import ExecResult, Limits, Sandbox, tar_directory
+from utils.sandbox import ExecResult, Limits, Sandbox
 from utils.verdict import decide
 
 BARE_ROOT = "/bench"  # instance trees live at /bench/<instance_id> in the language container
@@ -85,7 +85,7 @@ def run_bare(client: docker.DockerClient, instances: list[Instance], images: dic
                 box = Sandbox(client, images[language], run_id, f"bare-{language}", "bench-bare",
                               network="none", limits=bare_limits(workers))
                 boxes[language] = box.start()
-                box.put_tar(tar_directory(root), BARE_ROOT)
+                box.put_directory(root, BARE_ROOT)
                 # Page in the toolchain once, outside the clock: the floor is the tests, not a cold disk.
                 box.exec(LANGUAGES[language].version_command, 60, workdir="/")
                 log(f"bare: {language}: {len(members)} tree(s) copied into one container")

@@ -7,9 +7,9 @@
   `checkout_commit` of the test commit `run_instance` does — so test-tree copy, patch
   application, container, copy in, exec, copy out and removal all happen, the tests don't.
 
-Phase seconds come from timing wrappers put around `Sandbox.start` / `put_tar` / `exec` /
-`get_files` / `close` and `apply_patch` in this process only (`PhaseRecorder.installed`).
-Calls nested inside a timed call (put_tar's own `mkdir` exec) count once, for the outer one.
+Phase seconds come from timing wrappers put around `Sandbox.start` / `put_directory` / `exec`
+/ `get_files` / `close` and `apply_patch` in this process only (`PhaseRecorder.installed`).
+Calls nested inside a timed call count once, for the outer one.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from utils.runner_results import TestResults
 from utils.sandbox import Limits, Sandbox
 
 # Sandbox method -> phase name in the table.
-SANDBOX_PHASES = {"start": "start", "put_tar": "copy_in", "exec": "exec", "get_files": "copy_out",
+SANDBOX_PHASES = {"start": "start", "put_directory": "copy_in", "exec": "exec", "get_files": "copy_out",
                   "close": "close"}
 PATCH_PHASE = "apply_patch"
 HOST_PHASE = "host"  # the rest: host-side tree copies, checkout, tar building, filtering, results

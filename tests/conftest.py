@@ -16,7 +16,7 @@ from utils.dataset import load_dataset
 from utils.engine import engine_answers
 from utils.images import ImageSettings, docker_client as make_client, ensure_language_image
 from utils.languages import LANGUAGES
-from utils.sandbox import LABEL_PID, list_run_containers
+from utils.sandbox import LABEL_PID, list_run_containers, process_alive
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "samples"
@@ -81,12 +81,4 @@ def _owned_by_us_or_dead(pid_label: str) -> bool:
         pid = int(pid_label)
     except ValueError:
         return True
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-        return False
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
+    return pid == os.getpid() or not process_alive(pid)

@@ -7,12 +7,11 @@ does not, and an early-exit solution that first prints a fake success summary do
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from utils.expected_tests import patch_writing
 from utils.grading import GradingRequest, grade
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
@@ -42,18 +41,6 @@ def declared_test_count(instance, test_tree: Path) -> int:
     return sum(len(pattern.findall((test_tree / path).read_text())) for path in instance.files["test"])
 
 
-def patch_for(instance, replacements: dict[str, bytes], workdir: Path) -> str:
-    """The diff an agent would produce by writing `replacements` over the base repo."""
-    clone = workdir / "clone"
-    shutil.copytree(instance.agent_repo_dir, clone)
-    for path, content in replacements.items():
-        (clone / path).parent.mkdir(parents=True, exist_ok=True)
-        (clone / path).write_bytes(content)
-    subprocess.run(["git", "add", "-A"], cwd=clone, check=True)
-    return subprocess.run(["git", "diff", "--cached", "--binary", instance.base_commit], cwd=clone, check=True,
-                          capture_output=True, text=True).stdout
-
-
 def files_under(root: Path) -> dict[str, bytes]:
     return {path.relative_to(root).as_posix(): path.read_bytes() for path in root.rglob("*") if path.is_file()}
 
@@ -70,7 +57,7 @@ def run_grading(docker_client, language_images, instance, patch: str, tmp_path: 
 def test_reference_resolves_with_every_test_counted(instance_id, docker_client, language_images, sample_instances,
                                                     tmp_path, no_leftover_containers):
     instance = sample_instances[instance_id]
-    patch = patch_for(instance, files_under(instance.reference_dir), tmp_path)
+    patch = patch_writing(instance, files_under(instance.reference_dir))
     outcome, test_tree = run_grading(docker_client, language_images, instance, patch, tmp_path)
     assert outcome.verdict.resolved, (outcome.verdict, outcome.exec_result.output[-3000:])
     declared = declared_test_count(instance, test_tree)
@@ -87,7 +74,7 @@ def test_stub_does_not_resolve(instance_id, docker_client, language_images, samp
     instance = sample_instances[instance_id]
     # The stub is the base commit: an agent that changed nothing, graded anyway.
     touched = {path: (instance.agent_repo_dir / path).read_bytes() + b"\n" for path in instance.solution_paths[:1]}
-    patch = patch_for(instance, touched, tmp_path)
+    patch = patch_writing(instance, touched)
     outcome, _ = run_grading(docker_client, language_images, instance, patch, tmp_path)
     assert not outcome.verdict.resolved
     assert outcome.results.passed < max(outcome.results.total, 1)
@@ -98,7 +85,7 @@ def test_early_exit_with_fake_success_output_does_not_resolve(instance_id, docke
                                                                sample_instances, tmp_path):
     instance = sample_instances[instance_id]
     cheat_dir = EARLY_EXIT_DIR / instance.language / instance.task_name
-    patch = patch_for(instance, files_under(cheat_dir), tmp_path)
+    patch = patch_writing(instance, files_under(cheat_dir))
     outcome, _ = run_grading(docker_client, language_images, instance, patch, tmp_path)
     assert outcome.exec_result.exit_code == 0, "the fixture must forge the exit code to be a meaningful cheat"
     assert not outcome.verdict.resolved

@@ -144,6 +144,3 @@ def prune_agent_images(client: docker.DockerClient, keep: set[str] = frozenset()
                 log(f"could not remove {tag}: {error}")
     return removed
 
-
-__all__ = ["prune_agent_images", "AGENT_DIR_IN_CONTAINER", "AgentPatchError", "PreparedAgent", "prepare_agent",
-           "ensure_agent_image", "IMAGE_REPOSITORY"]

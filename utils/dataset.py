@@ -138,13 +138,21 @@ def _read_metadata(dataset_dir: Path) -> list[dict[str, Any]]:
         raise DatasetError(f"dataset directory {dataset_dir} does not exist; {_PREPARE_HINT}")
     if not metadata_path.is_file():
         raise DatasetError(f"{dataset_dir} is not a prepared dataset (no {METADATA_FILENAME}); {_PREPARE_HINT}")
+    return _read_json_list(metadata_path, dict, DatasetError,
+                           f"cannot read {metadata_path}: {{error}}; {_PREPARE_HINT} again",
+                           f"{metadata_path} is not a JSON list of objects; {_PREPARE_HINT} again")
+
+
+def _read_json_list(path: Path, item_type: type, error_type: type[DatasetError], unreadable: str,
+                    wrong_shape: str) -> list:
+    """A JSON file holding a list of `item_type`; `unreadable` may use {error}."""
     try:
-        entries = json.loads(metadata_path.read_text(encoding="utf-8"))
+        items = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise DatasetError(f"cannot read {metadata_path}: {error}; {_PREPARE_HINT} again") from error
-    if not isinstance(entries, list) or not all(isinstance(entry, dict) for entry in entries):
-        raise DatasetError(f"{metadata_path} is not a JSON list of objects; {_PREPARE_HINT} again")
-    return entries
+        raise error_type(unreadable.format(error=error)) from error
+    if not isinstance(items, list) or not all(isinstance(item, item_type) for item in items):
+        raise error_type(wrong_shape)
+    return items
 
 
 def _instance_from_entry(dataset_dir: Path, entry: Mapping[str, Any]) -> Instance:
@@ -188,13 +196,8 @@ def read_subset(name: str, subsets_dir: Path = SUBSETS_DIR) -> list[str]:
     path = Path(subsets_dir) / f"{name}.json"
     if not path.is_file():
         raise SelectionError(f"unknown subset {name!r}; available: {', '.join(available_subsets(subsets_dir))}")
-    try:
-        ids = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SelectionError(f"cannot read subset {path}: {error}") from error
-    if not isinstance(ids, list) or not all(isinstance(item, str) for item in ids):
-        raise SelectionError(f"subset {path} must be a JSON list of instance ids")
-    return ids
+    return _read_json_list(path, str, SelectionError, f"cannot read subset {path}: {{error}}",
+                           f"subset {path} must be a JSON list of instance ids")
 
 
 def select_instances(

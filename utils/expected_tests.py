@@ -35,10 +35,19 @@ class ReferenceRun:
 
 def reference_patch(instance: Instance) -> str:
     """The diff an agent would produce by writing the reference files over the base repo."""
+    return patch_writing(instance, {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
+                                    for path in instance.reference_dir.rglob("*") if path.is_file()})
+
+
+def patch_writing(instance: Instance, files: dict[str, bytes]) -> str:
+    """The diff (against the base commit, new files included) of writing `files` over the
+    instance's base repo; the repo itself is not touched."""
     with tempfile.TemporaryDirectory(prefix="polyglot-reference-") as workdir:
         clone = Path(workdir) / "repo"
         shutil.copytree(instance.agent_repo_dir, clone)
-        shutil.copytree(instance.reference_dir, clone, dirs_exist_ok=True)
+        for path, content in files.items():
+            (clone / path).parent.mkdir(parents=True, exist_ok=True)
+            (clone / path).write_bytes(content)
         git = ["git", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false"]
         env = {"PATH": "/usr/bin:/bin", "GIT_INDEX_FILE": str(Path(workdir) / "index"), "HOME": workdir,
                "GIT_CEILING_DIRECTORIES": workdir}

@@ -4,7 +4,7 @@ Steps (host side first, so nothing the agent touched is reused):
 1. copy the test-commit tree into a directory grading owns;
 2. filter the model patch (utils/patches.py) and apply what is kept, with fallbacks; the
    language guard then restores any kept file it rejects (e.g. a Cargo.toml retargeting tests);
-3. write reference-only overrides (oracle only) and un-skip the tests (language spec);
+3. un-skip the tests (language spec);
 4. warm the language's shared build cache once from the pristine tree (utils/build_cache.py),
    copy the tree into a fresh container from the language image (network off), run the
    spec's test command under the test timeout with the report written into a directory
@@ -17,7 +17,7 @@ import secrets
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import docker
@@ -42,7 +42,6 @@ class GradingRequest:
     solution_paths: tuple[str, ...]
     hidden_paths: tuple[str, ...] = ()
     expected_tests: tuple[str, ...] | None = None
-    overrides: dict[str, bytes] = field(default_factory=dict)  # path -> content, after the patch
     test_timeout: int = 120
 
 
@@ -80,9 +79,6 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
         guarded = guard_applied_files(tree, request.test_tree, request.spec, filtered.kept_paths)
         for record in guarded:
             log(f"guard: {record.path} restored ({record.why})")
-        for path, content in request.overrides.items():
-            (tree / path).parent.mkdir(parents=True, exist_ok=True)
-            (tree / path).write_bytes(content)
         unskip_tree(tree, request.spec)
         report_dir = f"/tmp/report-{secrets.token_hex(8)}"
         script = request.spec.test_command.format(report_dir=report_dir)

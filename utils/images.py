@@ -25,6 +25,7 @@ from typing import Callable, Iterator
 
 import docker
 import docker.errors
+from docker.utils import kwargs_from_env
 
 from utils.languages import LANGUAGES, LanguageSpec
 
@@ -212,8 +213,6 @@ def _build(tag: str, context: bytes, buildargs: dict[str, str], labels: dict[str
 def _api_kwargs() -> dict:
     # The SDK's env parsing (DOCKER_HOST, TLS) with a long timeout: some build steps are
     # quiet for minutes.
-    from docker.utils import kwargs_from_env
-
     return dict(kwargs_from_env(), timeout=BUILD_TIMEOUT_S)
 
 

@@ -10,9 +10,9 @@ Path patterns are POSIX globs relative to the exercise root, matched with
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
@@ -26,8 +26,12 @@ REPORT_DIR_PLACEHOLDER = "{report_dir}"
 
 def path_matches(path: str, pattern: str) -> bool:
     """Glob match where `*` stays inside one path segment and `**/` spans any depth."""
-    regex = _glob_to_regex(pattern)
-    return re.fullmatch(regex, path) is not None
+    return _glob_regex(pattern).fullmatch(path) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(_glob_to_regex(pattern))
 
 
 def _glob_to_regex(pattern: str) -> str:
@@ -110,7 +114,6 @@ class LanguageSpec:
     # means the file is restored to its pristine state and recorded as tamper.
     guard: Callable[[str, bytes], str | None] = _no_guard
     build_cache: BuildCache | None = None
-    env: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
     def is_hidden(self, path: str) -> bool:
         return path.startswith(".meta/") or matches_any(path, self.hidden_globs)

@@ -168,7 +168,6 @@ def _grade_with_retries(client, job: InstanceJob, request: GradingRequest, log, 
 def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOutcome) -> None:
     verdict = outcome.verdict
     result.eval_result = RESOLVED if verdict.resolved else UNRESOLVED
-    result.success = verdict.resolved
     result.reason, result.detail = verdict.reason, verdict.detail
     result.patch_apply_method = outcome.apply_method
     for record in outcome.guarded:

@@ -80,8 +80,7 @@ class Sandbox:
     # Named volumes to mount: ((volume name, mount path, "ro" | "rw"), ...).
     volumes: tuple[tuple[str, str, str], ...] = ()
 
-    @property
-    def name(self) -> str:
+    def _new_name(self) -> str:
         safe_instance = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.instance_id)
         return f"polyglot-{self.run_id}-{safe_instance}-{self.role}-{secrets.token_hex(3)}"
 
@@ -92,7 +91,7 @@ class Sandbox:
         }
         try:
             self.container = self.client.containers.run(
-                self.image, command=["sleep", "infinity"], detach=True, init=True, name=self.name,
+                self.image, command=["sleep", "infinity"], detach=True, init=True, name=self._new_name(),
                 labels=labels, network_mode=self.network, working_dir="/", environment=self.environment,
                 nano_cpus=int(self.limits.cpus * 1e9), mem_limit=self.limits.memory,
                 memswap_limit=self.limits.memory, pids_limit=self.limits.pids,
@@ -160,20 +159,9 @@ class Sandbox:
 
     # --- files -----------------------------------------------------------------------------
 
-    def put_tar(self, tar_bytes: bytes, destination: str) -> None:
-        self.exec_checked(f"mkdir -p '{destination}'")
-        try:
-            if not self._container().put_archive(destination, tar_bytes):
-                raise SandboxError(f"copy into {destination} was refused")
-        except docker.errors.DockerException as error:
-            raise SandboxError(f"copy into {destination} failed: {error}") from error
-
     def put_directory(self, source: Path, destination: str) -> None:
         """Copy a host directory's contents to `destination` (created, parents included)."""
         self._put_at_root(tar_directory(source, prefix=destination.strip("/")), destination)
-
-    def put_files(self, files: dict[str, bytes], destination: str, mode: int = 0o644) -> None:
-        self._put_at_root(tar_files(files, mode, prefix=destination.strip("/")), destination)
 
     def _put_at_root(self, tar_bytes: bytes, destination: str) -> None:
         # Entries carry the destination path, so one put_archive at "/" needs no mkdir exec.
@@ -209,13 +197,6 @@ class Sandbox:
                 name = member.name.split("/", 1)[1] if "/" in member.name else member.name
                 files[name] = tar.extractfile(member).read()
         return files
-
-    def exec_checked(self, command: str, timeout: int = 60, workdir: str = "/") -> ExecResult:
-        result = self.exec(command, timeout, workdir=workdir)
-        if result.exit_code != 0:
-            raise SandboxError(f"`{command}` failed in the {self.role} container (exit {result.exit_code}): "
-                               f"{result.output.strip()[-300:]}")
-        return result
 
     def _id(self) -> str:
         return self._container().id
@@ -276,24 +257,6 @@ def tar_directory(source: Path, prefix: str = "") -> bytes:
         _parent_entries(tar, prefix)
         for path in sorted(source.rglob("*")):
             tar.add(path, arcname=_joined(prefix, path.relative_to(source).as_posix()), recursive=False)
-    return buffer.getvalue()
-
-
-def tar_files(files: dict[str, bytes], mode: int = 0o644, prefix: str = "") -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        _parent_entries(tar, prefix)
-        for name, content in sorted(files.items()):
-            for parent in Path(name).parents[:-1][::-1]:
-                info = tarfile.TarInfo(_joined(prefix, parent.as_posix()))
-                info.type = tarfile.DIRTYPE
-                info.mode = 0o755
-                tar.addfile(info)
-            info = tarfile.TarInfo(_joined(prefix, name))
-            info.size = len(content)
-            info.mode = mode
-            info.mtime = int(time.time())
-            tar.addfile(info, io.BytesIO(content))
     return buffer.getvalue()
 
 
@@ -486,14 +449,14 @@ def remove_stale_containers(client: docker.DockerClient) -> int:
             pid = int(labels.get(LABEL_PID, "0"))
         except ValueError:
             pid = 0
-        if pid > 0 and _process_alive(pid):
+        if pid > 0 and process_alive(pid):
             continue
         _remove_container(container)
         removed += 1
     return removed
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
         return True
