@@ -86,7 +86,7 @@ def remove_images(client: docker.DockerClient, tags: list[str], log: Log) -> Non
             image_ids.add(client.images.get(tag).id)
         except docker.errors.ImageNotFound:
             pass
-    users = [container.name for container in client.containers.list(all=True)
+    users = [container.name for container in client.containers.list(all=True, ignore_removed=True)
              if container.attrs.get("Image") in image_ids]
     if users:
         raise ImageError(f"cannot remove the images for a cold build: container(s) {', '.join(users[:5])} "

@@ -281,7 +281,8 @@ def remove_own_containers() -> int:
     try:
         client = docker.from_env(timeout=60)
         containers = client.containers.list(all=True, filters={"label": [f"{LABEL_PID}={os.getpid()}",
-                                                                         f"{LABEL_HOST}={socket.gethostname()}"]})
+                                                                         f"{LABEL_HOST}={socket.gethostname()}"]},
+                                            ignore_removed=True)
         for container in containers:
             with contextlib.suppress(docker.errors.NotFound):
                 container.remove(force=True, v=True)

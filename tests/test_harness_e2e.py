@@ -122,7 +122,7 @@ def static_test_count(instance_id: str) -> int:
 
 
 def containers_of_process(client, pid: int) -> list:
-    return client.containers.list(all=True, filters={"label": f"{LABEL_PID}={pid}"})
+    return client.containers.list(all=True, filters={"label": f"{LABEL_PID}={pid}"}, ignore_removed=True)
 
 
 def containers_created_by(client, pid: int, since: float) -> list[dict]:

@@ -131,7 +131,7 @@ def ensure_agent_image(client: docker.DockerClient, agent: PreparedAgent, langua
 def prune_agent_images(client: docker.DockerClient, keep: set[str] = frozenset(), log=print) -> int:
     """Remove agent layers (every generation of a self-improving loop leaves one per
     language) except the tags in `keep` and those a container still uses."""
-    in_use = {container.image.id for container in client.containers.list(all=True)}
+    in_use = {container.attrs.get("Image") for container in client.containers.list(all=True, ignore_removed=True)}
     removed = 0
     for image in client.images.list(filters={"label": "polyglot-harness.recipe"}):
         for tag in image.tags:

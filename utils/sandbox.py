@@ -427,7 +427,9 @@ class Sandboxes:
 
 def list_run_containers(client: docker.DockerClient, run_id: str | None = None) -> list:
     label = f"{LABEL_RUN}={run_id}" if run_id else LABEL_RUN
-    return client.containers.list(all=True, filters={"label": label})
+    # Containers are removed concurrently (background removal, other runs): one removed
+    # between the engine's listing and its inspection is simply gone, not an error.
+    return client.containers.list(all=True, filters={"label": label}, ignore_removed=True)
 
 
 def remove_run_containers(client: docker.DockerClient, run_id: str) -> int:
