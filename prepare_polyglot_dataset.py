@@ -46,6 +46,7 @@ from utils.engine import EngineError
 from utils.images import ImageError
 from utils.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
 from utils.languages import LANGUAGES, LanguageSpec, UnknownLanguageError, get_language
+from utils.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
 
 DEFAULT_BENCHMARK_URL = "https://github.com/Aider-AI/polyglot-benchmark"
 CLONE_TIMEOUT_S = 900
@@ -427,8 +428,20 @@ def metadata_entry(plan: InstancePlan, base_commit: str, test_commit: str, test_
         "solution_paths": list(exercise.config.solution),
         "reference_dir": reference_relpath(plan.instance_id),
         "expected_tests": None,
+        "expected_skips": None,
+        "grading_mode": grading_mode(exercise),
+        "stub_passes": None,
     }
     return entry
+
+
+# Exercism's marker for exercises whose tests the track's CI does not run (test-writing
+# exercises such as go/counter, where the hidden test file is an empty placeholder).
+SKIP_TESTS_MARKER = ".meta/.skip_tests"
+
+
+def grading_mode(exercise: Exercise) -> str:
+    return GRADING_BUILD_ONLY if SKIP_TESTS_MARKER in exercise.files else GRADING_TESTS
 
 
 def _utf8(exercise: Exercise, repo_file: RepoFile) -> str:
@@ -484,19 +497,32 @@ def prepare_dataset(
 
 def _record_expected_tests(staging_dir: Path, entries: list[dict[str, Any]], workers: int,
                            log: Callable[[str], None]) -> None:
-    """Grade every reference solution in Docker; store its test names as expected_tests."""
+    """Grade every reference solution and every untouched stub in Docker; store the
+    reference's test names (expected_tests, expected_skips) and whether the stub passes."""
     from utils.expected_tests import record_expected_tests
 
     runs = record_expected_tests(staging_dir, workers=workers, log=log)
-    failing = sorted(instance_id for instance_id, run in runs.items() if run.test_names is None)
     for entry in entries:
         run = runs[entry["instance_id"]]
         entry["expected_tests"] = list(run.test_names) if run.test_names is not None else None
+        entry["expected_skips"] = list(run.skipped_names) if run.test_names is not None else None
+        entry["stub_passes"] = run.stub_passes
     _write_metadata(staging_dir, entries)
+    _log_recording(runs, entries, log)
+
+
+def _log_recording(runs: Mapping[str, Any], entries: list[dict[str, Any]], log: Callable[[str], None]) -> None:
+    failing = sorted(instance_id for instance_id, run in runs.items() if run.test_names is None)
     log(f"recorded expected tests for {len(runs) - len(failing)}/{len(runs)} instances")
     if failing:
         log(f"warning: {len(failing)} reference solution(s) did not resolve (expected_tests left null): "
             + ", ".join(f"{instance_id} ({runs[instance_id].reason})" for instance_id in failing))
+    stub_passes = sorted(instance_id for instance_id, run in runs.items() if run.stub_passes)
+    if stub_passes:
+        log(f"{len(stub_passes)} instance(s) resolve with the untouched stub (stub_passes): {', '.join(stub_passes)}")
+    build_only = sorted(entry["instance_id"] for entry in entries if entry["grading_mode"] == GRADING_BUILD_ONLY)
+    if build_only:
+        log(f"{len(build_only)} build-only instance(s) (test-writing, no tests to run): {', '.join(build_only)}")
 
 
 def _plan(location: ExerciseLocation) -> InstancePlan:

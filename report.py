@@ -5,7 +5,12 @@
 Reads every instance result JSON under the output directory (each `<name>_0/` run dir),
 writes `<output_dir>/report.json` and prints a short table. An instance found in several
 result files counts once (the most recently written file wins), and the report says so.
-accuracy_score = resolved / expected_num_tasks when given, else / submitted instances.
+accuracy_score = resolved / expected_num_tasks when given, else / submitted instances
+(comparable with upstream: build-only and stub-passing instances count like any other).
+`graded_by` says which instances were graded by their tests and which by the build alone
+(test-writing exercises); `stub_passes_ids` lists instances the untouched stub already
+resolves (refactoring exercises and build-only ones), and
+`accuracy_score_excluding_stub_passes` scores only the instances a no-op cannot resolve.
 """
 
 from __future__ import annotations
@@ -84,9 +89,24 @@ def report(output_dir: str | Path, expected_num_tasks: int | None = None) -> dic
         "instances_in_several_result_files": duplicates,
         # Resolved instances whose kept patch has lines that look like verdict forging.
         "resolved_with_suspicious_lines": [instance_id for instance_id in resolved if results[instance_id].suspicious],
-    }
+    } | _grading_kinds(results, resolved, denominator)
     write_json(output_dir / "report.json", data)
     return data
+
+
+def _grading_kinds(results: dict[str, InstanceResult], resolved: list[str], denominator: int) -> dict:
+    """Which instances were graded how, and the score without the ones a no-op resolves."""
+    build_only = [instance_id for instance_id, result in results.items() if result.grading_mode == "build_only"]
+    stub_passes = [instance_id for instance_id, result in results.items() if result.stub_passes]
+    rest = denominator - len(stub_passes)
+    resolved_rest = len(set(resolved) - set(stub_passes))
+    return {
+        "graded_by": {"tests": len(results) - len(build_only), "build_only": len(build_only),
+                      "build_only_ids": build_only},
+        "stub_passes_ids": stub_passes,
+        "resolved_stub_passes": len(set(resolved) & set(stub_passes)),
+        "accuracy_score_excluding_stub_passes": round(resolved_rest / rest, 6) if rest > 0 else 0.0,
+    }
 
 
 def format_table(data: dict) -> str:
@@ -96,6 +116,10 @@ def format_table(data: dict) -> str:
         lines.append(f"{language:<12}" + "".join(f"{row.get(column, 0):>12}" for column in columns))
     lines.append(f"accuracy_score {data['accuracy_score']:.4f} "
                  f"({data['total_resolved_instances']}/{data['total_instances']})")
+    if data["stub_passes_ids"]:
+        lines.append(f"note: {len(data['stub_passes_ids'])} instance(s) resolve with the untouched stub "
+                     f"({data['resolved_stub_passes']} of them resolved here); without them: "
+                     f"{data['accuracy_score_excluding_stub_passes']:.4f}")
     if data["resolved_with_suspicious_lines"]:
         lines.append(f"audit: {len(data['resolved_with_suspicious_lines'])} resolved instance(s) have kept lines that "
                      f"look like verdict forging (see `suspicious` in their result): "

@@ -180,3 +180,55 @@ def test_failures_are_reported_before_an_unreadable_line():
     report = load("go", "some_failed").report["go-test.json"] + '{"Action": "pa'
     verdict = decide(1, False, get_language("go").parse_results({"go-test.json": report}))
     assert verdict.reason == TESTS_FAILED
+
+
+# --- expected skips and build-only instances ------------------------------------------------
+
+from utils.runner_results import TestCase  # noqa: E402
+from utils.verdict import BUILD_ONLY_PASSED, GRADING_BUILD_ONLY  # noqa: E402
+
+
+def cases(*pairs: tuple[str, str]) -> RunnerResults:
+    return RunnerResults(tuple(TestCase(name, outcome) for name, outcome in pairs), ("report",))
+
+
+def test_a_test_the_reference_run_also_skipped_may_stay_skipped():
+    results = cases(("a", "passed"), ("slow", "skipped"))
+    verdict = decide(0, False, results, expected_tests=("a", "slow"), expected_skips=("slow",))
+    assert verdict.resolved and "1 skipped" in verdict.detail
+
+
+def test_any_other_skipped_test_is_still_not_resolved():
+    results = cases(("a", "skipped"), ("slow", "skipped"))
+    verdict = decide(0, False, results, expected_tests=("a", "slow"), expected_skips=("slow",))
+    assert (verdict.resolved, verdict.reason) == (False, TESTS_SKIPPED)
+    assert "a" in verdict.detail and "slow" not in verdict.detail.split(": ", 1)[1]
+
+
+def test_an_expected_skip_does_not_excuse_a_missing_test():
+    results = cases(("slow", "skipped"))
+    verdict = decide(0, False, results, expected_tests=("a", "slow"), expected_skips=("slow",))
+    assert (verdict.resolved, verdict.reason) == (False, EXPECTED_TESTS_MISSING)
+
+
+def test_build_only_instance_resolves_on_a_clean_build_with_no_tests():
+    verdict = decide(0, False, RunnerResults(report_files=("go-test.json",)), expected_tests=(),
+                     grading_mode=GRADING_BUILD_ONLY)
+    assert (verdict.resolved, verdict.reason) == (True, BUILD_ONLY_PASSED)
+
+
+@pytest.mark.parametrize("exit_code", [1, 2, None])
+def test_build_only_instance_that_does_not_build_is_not_resolved(exit_code):
+    verdict = decide(exit_code, False, RunnerResults(), grading_mode=GRADING_BUILD_ONLY)
+    assert (verdict.resolved, verdict.reason) == (False, BUILD_FAILED)
+
+
+def test_build_only_instance_with_a_failed_build_event_is_not_resolved():
+    results = cases(("counter (package)", "error"))
+    verdict = decide(1, False, results, grading_mode=GRADING_BUILD_ONLY)
+    assert (verdict.resolved, verdict.reason) == (False, TESTS_FAILED)
+
+
+def test_build_only_instance_that_times_out_is_not_resolved():
+    verdict = decide(None, True, RunnerResults(), grading_mode=GRADING_BUILD_ONLY)
+    assert (verdict.resolved, verdict.reason) == (False, TIMED_OUT)

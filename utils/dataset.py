@@ -28,7 +28,12 @@ problem_statement, base_commit, test_commit, reference_tests ({path: content} of
 hidden files), reference_answers ({repo path: content} of references/), test_patch (git
 diff base..test), repo ("repos/<instance_id>"), hidden_paths, solution_paths,
 reference_dir ("references/<instance_id>"), expected_tests (null until a reference run
-records the test names). Paths in the metadata are relative to the dataset directory.
+records the test names), expected_skips (tests that reference run left skipped: the pristine
+suite skips them even after un-skipping; null until recorded), grading_mode ("tests", or
+"build_only" for test-writing exercises marked `.meta/.skip_tests`: nothing to run, the build
+decides), stub_passes (true when the untouched stub already resolves, e.g. refactoring
+exercises; null until the stubs are graded). Paths in the metadata are relative to the
+dataset directory.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from utils.languages import LANGUAGES, LanguageSpec, get_language
+from utils.verdict import GRADING_MODES, GRADING_TESTS
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATASET_DIR = PROJECT_ROOT / "datasets" / "polyglot"
@@ -101,6 +107,11 @@ class Instance:
     files: Mapping[str, tuple[str, ...]] = field(hash=False)
     # Test names of the reference run; None until grading records them.
     expected_tests: tuple[str, ...] | None = None
+    # Tests the reference run left skipped (allowed to stay skipped); None until recorded.
+    expected_skips: tuple[str, ...] | None = None
+    grading_mode: str = GRADING_TESTS  # or GRADING_BUILD_ONLY (utils/verdict.py)
+    # The untouched stub resolves (refactoring exercises, build-only ones); None: not graded.
+    stub_passes: bool | None = None
 
     @property
     def test_paths(self) -> tuple[str, ...]:
@@ -164,6 +175,11 @@ def _instance_from_entry(dataset_dir: Path, entry: Mapping[str, Any]) -> Instanc
         )
     repos_dir = dataset_dir / entry["repo"]
     expected = entry.get("expected_tests")
+    skips = entry.get("expected_skips")
+    grading_mode = entry.get("grading_mode", GRADING_TESTS)
+    if grading_mode not in GRADING_MODES:
+        raise DatasetError(f"{dataset_dir / METADATA_FILENAME}: {entry['instance_id']} has grading_mode "
+                           f"{grading_mode!r} (known: {', '.join(GRADING_MODES)}); {_PREPARE_HINT} again")
     return Instance(
         instance_id=entry["instance_id"],
         language=entry["language"],
@@ -178,6 +194,9 @@ def _instance_from_entry(dataset_dir: Path, entry: Mapping[str, Any]) -> Instanc
         reference_dir=dataset_dir / entry["reference_dir"],
         files={key: tuple(paths) for key, paths in entry["files"].items()},
         expected_tests=None if expected is None else tuple(expected),
+        expected_skips=None if skips is None else tuple(skips),
+        grading_mode=grading_mode,
+        stub_passes=entry.get("stub_passes"),
     )
 
 

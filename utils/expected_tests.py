@@ -1,10 +1,15 @@
-"""Expected test names per instance, recorded by grading each reference solution for real.
+"""Expected test names per instance, recorded by grading each reference solution for real,
+and whether the untouched stub already passes, recorded by grading it with no patch.
 
 `prepare_polyglot_dataset.py --record_expected_tests` calls `record_expected_tests` on the
 staged dataset before moving it into place. Grading then requires every recorded name to
 appear as passed, so a solution that ends the run early (or a runner that silently collects
-fewer tests) cannot resolve. A reference that does not resolve gets no record (null) and is
-reported: that is the task-health gate for the dataset.
+fewer tests) cannot resolve. Tests the reference run leaves skipped (the pristine suite skips
+them even after un-skipping, e.g. jest's `test.skip`) are recorded as expected skips: only
+those may stay skipped. A reference that does not resolve gets no record (null) and is
+reported: that is the task-health gate for the dataset. A stub that resolves marks the
+instance `stub_passes` (refactoring exercises ship working code; build-only exercises have
+no test): any agent that changes something harmless resolves it, and reports say so.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from utils.grading import GradingRequest, grade
 from utils.images import ImageSettings, docker_client, ensure_language_image
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
+from utils.runner_results import SKIPPED
+from utils.verdict import decide
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,8 @@ class ReferenceRun:
     test_names: tuple[str, ...] | None  # None when the reference did not resolve
     reason: str
     seconds: float
+    skipped_names: tuple[str, ...] = ()  # tests the reference run left skipped
+    stub_passes: bool | None = None      # the untouched stub resolves (None: not graded)
 
 
 def reference_patch(instance: Instance) -> str:
@@ -58,15 +67,30 @@ def patch_writing(instance: Instance, files: dict[str, bytes]) -> str:
 
 
 def run_reference(client, image: str, instance: Instance, test_timeout: int = 300) -> ReferenceRun:
+    """Grade the reference solution, then the untouched stub against the recorded names."""
+    reference = _grade_patch(client, image, instance, reference_patch(instance), test_timeout)
+    results = reference.results
+    # The reference is trusted: what it leaves skipped, the pristine suite itself skips.
+    verdict = decide(reference.exec_result.exit_code if reference.exec_result else None,
+                     bool(reference.exec_result and reference.exec_result.timed_out), results,
+                     expected_skips=results.names(SKIPPED), grading_mode=instance.grading_mode)
+    if not verdict.resolved:
+        return ReferenceRun(instance.instance_id, None, verdict.reason, reference.seconds)
+    stub = _grade_patch(client, image, instance, "", test_timeout, results.names(), results.names(SKIPPED))
+    return ReferenceRun(instance.instance_id, results.names(), verdict.reason, reference.seconds + stub.seconds,
+                        skipped_names=results.names(SKIPPED), stub_passes=stub.verdict.resolved)
+
+
+def _grade_patch(client, image: str, instance: Instance, patch: str, test_timeout: int,
+                 expected_tests: tuple[str, ...] | None = None, expected_skips: tuple[str, ...] = ()):
     spec = LANGUAGES[instance.language]
     with tempfile.TemporaryDirectory(prefix="polyglot-reference-tests-") as workdir:
         test_tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
-        request = GradingRequest(spec, instance.instance_id, test_tree, reference_patch(instance),
-                                 instance.solution_paths, instance.hidden_paths, test_timeout=test_timeout)
-        outcome = grade(client, image, request, "record-expected")
-    names = outcome.results.names() if outcome.verdict.resolved else None
-    return ReferenceRun(instance.instance_id, names, outcome.verdict.reason, outcome.seconds)
+        request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
+                                 instance.hidden_paths, expected_tests, test_timeout=test_timeout,
+                                 expected_skips=expected_skips, grading_mode=instance.grading_mode)
+        return grade(client, image, request, "record-expected")
 
 
 def record_expected_tests(dataset_dir: Path, workers: int = 2, ca_bundle: str | None = None,

@@ -27,7 +27,7 @@ from utils.languages import LanguageSpec, matches_any
 from utils.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
 from utils.runner_results import TestResults
 from utils.sandbox import ExecResult, Limits, Sandboxes, SandboxSpec
-from utils.verdict import Verdict, decide
+from utils.verdict import GRADING_TESTS, Verdict, decide
 
 PATCH_APPLY_FAILED = "patch_apply_failed"
 TESTBED = "/testbed"
@@ -43,6 +43,8 @@ class GradingRequest:
     hidden_paths: tuple[str, ...] = ()
     expected_tests: tuple[str, ...] | None = None
     test_timeout: int = 120
+    expected_skips: tuple[str, ...] = ()
+    grading_mode: str = GRADING_TESTS
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,8 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
                       for name, content in box.get_files(report_dir).items()}
     results = request.spec.parse_results(report)
     verdict = decide(exit_code=exec_result.exit_code, timed_out=exec_result.timed_out,
-                     results=results, expected_tests=request.expected_tests)
+                     results=results, expected_tests=request.expected_tests,
+                     expected_skips=request.expected_skips, grading_mode=request.grading_mode)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
     return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script,
                           time.monotonic() - started, guarded)

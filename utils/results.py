@@ -64,6 +64,10 @@ class InstanceResult:
     failed_tests: list[str] = field(default_factory=list)  # names (first 50) not passing
     test_names: list[str] = field(default_factory=list)   # every test the runner reported
     seconds: dict[str, float] = field(default_factory=dict)  # agent, grading, total
+    grading_mode: str = "tests"           # "tests" | "build_only" (test-writing exercise: the build
+                                          # decides, as upstream; listed in reports)
+    stub_passes: bool | None = None       # the untouched stub resolves this instance (refactoring
+                                          # exercises, build-only ones); None: not known
     attempts: int = 1                     # infrastructure retries included
     error: str = ""                       # exception text for incomplete / error
 
@@ -94,6 +98,8 @@ class RunReport:
     unfinished_ids: list[str]             # selected but without a result (e.g. interrupted)
     reasons: dict[str, int]               # histogram of `reason`
     model_name_or_path: str
+    build_only_ids: list[str] = field(default_factory=list)   # graded by the build alone (test-writing)
+    stub_passes_ids: list[str] = field(default_factory=list)  # the untouched stub resolves these
     schema_version: int = 1
 
 
@@ -115,6 +121,8 @@ def build_run_report(model_name_or_path: str, selected_ids: list[str],
         error_ids=ids(ERROR), incomplete_ids=ids(INCOMPLETE),
         unfinished_ids=sorted(set(selected_ids) - set(results)), reasons=dict(sorted(reasons.items())),
         model_name_or_path=model_name_or_path,
+        build_only_ids=sorted(i for i, r in results.items() if r.grading_mode == "build_only"),
+        stub_passes_ids=sorted(i for i, r in results.items() if r.stub_passes),
     )
 
 

@@ -74,7 +74,8 @@ def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.
     log = InstanceLog(job.output_dir / f"{instance.instance_id}_docker.log")
     result = InstanceResult(instance_id=instance.instance_id, model_name_or_path=job.model_name_or_path,
                             language=instance.language, agent=job.agent.name, agent_hash=job.agent.agent_hash,
-                            agent_image=job.agent_image, grading_image=job.grading_image)
+                            agent_image=job.agent_image, grading_image=job.grading_image,
+                            grading_mode=instance.grading_mode, stub_passes=instance.stub_passes)
     started = time.monotonic()
     try:
         sandboxes = sandboxes or Sandboxes(client, job.run_id)
@@ -146,7 +147,8 @@ def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str,
         test_tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
         request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
-                                 instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout)
+                                 instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout,
+                                 expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode)
         outcome = _grade_with_retries(client, job, request, log, stop, sandboxes)
     _record_grading(job, result, outcome)
 

@@ -5,7 +5,14 @@ Resolved only when ALL hold:
 - the runner's own report (not stdout) shows at least one test, every test passed, none
   skipped and none errored;
 - when the instance's expected test names are known (from its reference solution's run),
-  each of them appears among the passed tests.
+  each of them appears among the passed tests;
+- a skipped test is allowed only when the reference run skipped it too (`expected_skips`):
+  a test the pristine suite itself still skips after un-skipping (e.g. jest's `test.skip`
+  on a deliberately slow case) is not a failure of the solution; any other skip is.
+
+Build-only instances (test-writing exercises, `.meta/.skip_tests`: there is no test to run)
+resolve when the test command builds and exits 0 with no failed test, reason
+`build_only_passed`; upstream harnesses count them the same way. Reports list them.
 
 An early `exit(0)` from the code under test leaves no report (or a partial one) and so can
 never resolve, whatever it printed first.
@@ -15,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from utils.runner_results import TestResults
+from utils.runner_results import SKIPPED, TestResults
 
 # Machine-readable reasons; every grading outcome has exactly one.
 RESOLVED = "tests_passed"
@@ -27,6 +34,11 @@ TESTS_FAILED = "tests_failed"
 TESTS_SKIPPED = "tests_skipped"
 NONZERO_EXIT = "nonzero_exit"
 EXPECTED_TESTS_MISSING = "expected_tests_missing"
+BUILD_ONLY_PASSED = "build_only_passed"
+
+GRADING_TESTS = "tests"            # the runner's results decide (every instance but ...)
+GRADING_BUILD_ONLY = "build_only"  # ... test-writing exercises: nothing to run, the build decides
+GRADING_MODES = (GRADING_TESTS, GRADING_BUILD_ONLY)
 
 
 @dataclass(frozen=True)
@@ -41,9 +53,13 @@ def decide(
     timed_out: bool,
     results: TestResults,
     expected_tests: tuple[str, ...] | None = None,
+    expected_skips: tuple[str, ...] = (),
+    grading_mode: str = GRADING_TESTS,
 ) -> Verdict:
     if timed_out:
         return Verdict(False, TIMED_OUT, "the test command did not finish in time")
+    if grading_mode == GRADING_BUILD_ONLY:
+        return _decide_build_only(exit_code, results)
     if results.problems and not results.cases:
         return Verdict(False, UNREADABLE_RESULTS, "; ".join(results.problems[:3]))
     if results.total == 0:
@@ -54,8 +70,10 @@ def decide(
         return Verdict(False, TESTS_FAILED, f"{results.failed} failed, {results.errored} errored of {results.total}")
     if exit_code != 0:
         return Verdict(False, NONZERO_EXIT, f"all {results.total} reported tests passed but exit code was {exit_code}")
-    if results.skipped:
-        return Verdict(False, TESTS_SKIPPED, f"{results.skipped} of {results.total} tests skipped")
+    unexpected_skips = sorted(set(results.names(SKIPPED)) - set(expected_skips))
+    if unexpected_skips:
+        return Verdict(False, TESTS_SKIPPED, f"{len(unexpected_skips)} of {results.total} tests skipped: "
+                                             f"{', '.join(unexpected_skips[:5])}")
     if results.problems:
         return Verdict(False, UNREADABLE_RESULTS, "; ".join(results.problems[:3]))
     if expected_tests:
@@ -63,4 +81,13 @@ def decide(
         if missing:
             return Verdict(False, EXPECTED_TESTS_MISSING,
                            f"{len(missing)} of {len(set(expected_tests))} expected tests did not run: {', '.join(missing[:5])}")
-    return Verdict(True, RESOLVED, f"{results.total} tests passed")
+    skipped = f" ({results.skipped} skipped by the pristine suite too)" if results.skipped else ""
+    return Verdict(True, RESOLVED, f"{results.passed} tests passed{skipped}")
+
+
+def _decide_build_only(exit_code: int | None, results: TestResults) -> Verdict:
+    if results.failed or results.errored:
+        return Verdict(False, TESTS_FAILED, f"{results.failed} failed, {results.errored} errored of {results.total}")
+    if exit_code != 0:
+        return Verdict(False, BUILD_FAILED, f"build-only instance: exit code {exit_code}")
+    return Verdict(True, BUILD_ONLY_PASSED, "build-only instance (no tests to run): built and exited 0")

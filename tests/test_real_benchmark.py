@@ -1,0 +1,185 @@
+"""The real-benchmark gate: the Aider polyglot benchmark (225 exercises) end to end, on every landing.
+
+The benchmark comes from ../shared/data/ (see its README); CI fails, never skips, without it.
+One preparation with recorded expected tests (every reference solution and every untouched
+stub graded for real), then four harness runs over all 225 instances:
+
+- oracle  -> 225/225 resolved (every reference solution passes through the whole pipeline);
+- resume  -> the same run again re-runs nothing;
+- null    -> 225 empty_patch;
+- comment -> an agent that only appends a comment to every solution file resolves exactly the
+             instances whose stub already passes (refactoring and build-only exercises) and no
+             other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tarfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from harness import RunOutcome, harness
+from prepare_polyglot_dataset import prepare_dataset
+from report import report
+from utils.dataset import load_dataset
+from utils.sandbox import list_run_containers
+
+from tests.conftest import IN_CI
+
+pytestmark = pytest.mark.docker
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BENCHMARK_TARBALL = PROJECT_ROOT.parent / "shared" / "data" / "polyglot-benchmark-7e0611e.tar.gz"
+BENCHMARK_SHA256 = "e9e6cdcbde4aaae8cfd6c7738dfb2e8c84985e778e5c936f64afe26e9668ddfd"
+COMMENT_AGENT = PROJECT_ROOT / "tests" / "fixtures" / "agents" / "comment"
+WORKERS = int(os.environ.get("POLYGLOT_GATE_WORKERS", "2"))
+
+COUNTS = {"cpp": 26, "go": 39, "java": 47, "javascript": 49, "python": 34, "rust": 30}
+# Upstream marks these `test.skip` on purpose (too slow / random); un-skipping leaves them skipped.
+DELIBERATE_SKIPS = {"javascript__palindrome-products", "javascript__robot-name"}
+# Test-writing exercises (.meta/.skip_tests): the hidden test file is an empty placeholder.
+BUILD_ONLY = {"go__counter"}
+# Exercises whose untouched stub passes every test (refactoring exercises ship working code),
+# plus the build-only ones: found by grading the stubs at preparation, pinned here.
+STUB_PASSES = BUILD_ONLY | {
+    "go__ledger", "go__markdown", "java__ledger", "java__tree-building", "javascript__ledger",
+}
+
+
+@pytest.fixture(scope="module")
+def benchmark_checkout(tmp_path_factory) -> Path:
+    if not BENCHMARK_TARBALL.is_file():
+        message = f"the real benchmark {BENCHMARK_TARBALL} is missing (see ../shared/data/README.md)"
+        if IN_CI:
+            pytest.fail(f"CI=true: {message}", pytrace=False)
+        pytest.skip(message)
+    digest = hashlib.sha256(BENCHMARK_TARBALL.read_bytes()).hexdigest()
+    assert digest == BENCHMARK_SHA256, f"{BENCHMARK_TARBALL} is not the pinned benchmark (sha256 {digest})"
+    destination = tmp_path_factory.mktemp("benchmark")
+    with tarfile.open(BENCHMARK_TARBALL) as archive:
+        archive.extractall(destination, filter="data")
+    return destination / "polyglot-benchmark"
+
+
+@pytest.fixture(scope="module")
+def real_dataset(benchmark_checkout, tmp_path_factory, language_images) -> Path:
+    output = tmp_path_factory.mktemp("real-dataset") / "polyglot"
+    summary = prepare_dataset(benchmark_checkout, output, workers=WORKERS, record_expected=True,
+                              log=lambda message: print(message, flush=True))
+    print(f"gate: prepared {summary.instance_count} instances with recorded tests in {summary.seconds:.0f}s")
+    return output
+
+
+@pytest.fixture(scope="module")
+def instances(real_dataset):
+    return {instance.instance_id: instance for instance in load_dataset(real_dataset)}
+
+
+def gate_run(dataset: Path, output_dir: Path, name: str, agent: str) -> tuple[RunOutcome, float]:
+    started = time.monotonic()
+    outcome = harness(dataset=dataset, output_dir=output_dir, subset="full", agent=agent, model_name_or_path=name,
+                      max_workers=WORKERS, progress=False)
+    seconds = time.monotonic() - started
+    print(f"gate: {name} run over {len(outcome.results)} instances in {seconds:.0f}s")
+    return outcome, seconds
+
+
+def buckets(outcome: RunOutcome) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for instance_id, result in outcome.results.items():
+        found.setdefault(result.eval_result, set()).add(instance_id)
+    return found
+
+
+def not_resolved(outcome: RunOutcome) -> dict[str, str]:
+    return {instance_id: f"{result.eval_result}/{result.reason}: {result.detail}"
+            for instance_id, result in sorted(outcome.results.items()) if result.eval_result != "resolved"}
+
+
+@pytest.fixture(scope="module")
+def oracle_run(real_dataset, tmp_path_factory):
+    output_dir = tmp_path_factory.mktemp("gate-runs")
+    return gate_run(real_dataset, output_dir, "oracle", "oracle")[0], output_dir
+
+
+# --- preparation ---------------------------------------------------------------------------
+
+
+def test_real_benchmark_prepares_every_exercise(instances):
+    assert Counter(instance.language for instance in instances.values()) == COUNTS
+
+
+def test_every_reference_solution_resolves_at_preparation(instances):
+    unrecorded = sorted(i for i, instance in instances.items() if instance.expected_tests is None)
+    assert not unrecorded, f"reference solutions that did not resolve: {unrecorded}"
+    without_tests = {i for i, instance in instances.items() if not instance.expected_tests}
+    assert without_tests == BUILD_ONLY
+
+
+def test_only_deliberately_skipped_tests_are_expected_skips(instances):
+    with_skips = {i: instance.expected_skips for i, instance in instances.items() if instance.expected_skips}
+    assert set(with_skips) == DELIBERATE_SKIPS
+    assert all(len(skips) == 1 for skips in with_skips.values()), with_skips
+
+
+def test_test_writing_exercises_are_graded_build_only(instances):
+    assert {i for i, instance in instances.items() if instance.grading_mode == "build_only"} == BUILD_ONLY
+
+
+def test_stub_grading_marks_exactly_the_refactoring_exercises(instances):
+    assert all(instance.stub_passes is not None for instance in instances.values())
+    assert {i for i, instance in instances.items() if instance.stub_passes} == STUB_PASSES
+
+
+# --- harness runs --------------------------------------------------------------------------
+
+
+def test_oracle_resolves_all_225(oracle_run):
+    outcome, output_dir = oracle_run
+    assert len(outcome.results) == 225
+    assert not_resolved(outcome) == {}
+    data = report(output_dir, expected_num_tasks=225)
+    assert data["accuracy_score"] == 1.0
+    assert data["graded_by"] == {"tests": 224, "build_only": 1, "build_only_ids": sorted(BUILD_ONLY)}
+    assert set(data["stub_passes_ids"]) == STUB_PASSES
+    assert data["resolved_stub_passes"] == len(STUB_PASSES)
+    assert {language: row["resolved"] for language, row in data["per_language"].items()} == COUNTS
+    skipped_but_resolved = {i for i, r in outcome.results.items() if r.tests.get("skipped")}
+    assert skipped_but_resolved == DELIBERATE_SKIPS
+
+
+def test_resume_after_the_oracle_run_reruns_nothing(oracle_run, real_dataset, docker_client):
+    outcome, output_dir = oracle_run
+    result_files = sorted(outcome.run_dir.glob("*"))
+    before = {path.name: path.stat().st_mtime_ns for path in result_files}
+    containers_before = {container.id for container in list_run_containers(docker_client)}
+    again, seconds = gate_run(real_dataset, output_dir, "oracle", "oracle")
+    assert {i: r.eval_result for i, r in again.results.items()} == {i: r.eval_result for i, r in outcome.results.items()}
+    changed = sorted(path.name for path in outcome.run_dir.glob("*")
+                     if path.name != "run_settings.json" and before.get(path.name) != path.stat().st_mtime_ns)
+    assert changed == [], f"the resumed run rewrote {changed[:10]}"
+    assert {c.id for c in list_run_containers(docker_client)} <= containers_before
+
+
+def test_null_agent_leaves_all_225_empty(real_dataset, tmp_path):
+    outcome, _ = gate_run(real_dataset, tmp_path, "null", "null")
+    assert len(outcome.results) == 225
+    assert buckets(outcome) == {"empty_patch": set(outcome.results)}
+
+
+def test_comment_only_agent_resolves_exactly_the_stub_passes(real_dataset, tmp_path):
+    outcome, _ = gate_run(real_dataset, tmp_path, "comment", str(COMMENT_AGENT))
+    assert len(outcome.results) == 225
+    found = buckets(outcome)
+    assert found.get("resolved", set()) == STUB_PASSES, not_resolved(outcome)
+    assert found.get("unresolved", set()) == set(outcome.results) - STUB_PASSES
+    kept = {i: r.kept_paths for i, r in outcome.results.items() if not r.kept_paths}
+    assert kept == {}, "every instance got a comment in a kept solution file"
+    data = json.loads((tmp_path / "comment_0.0.json").read_text())
+    assert sorted(data["stub_passes_ids"]) == sorted(STUB_PASSES)
