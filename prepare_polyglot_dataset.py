@@ -431,6 +431,7 @@ def metadata_entry(plan: InstancePlan, base_commit: str, test_commit: str, test_
         "expected_skips": None,
         "grading_mode": grading_mode(exercise),
         "stub_passes": None,
+        "canary_sources": None,
     }
     return entry
 
@@ -507,6 +508,7 @@ def _record_expected_tests(staging_dir: Path, entries: list[dict[str, Any]], wor
         entry["expected_tests"] = list(run.test_names) if run.test_names is not None else None
         entry["expected_skips"] = list(run.skipped_names) if run.test_names is not None else None
         entry["stub_passes"] = run.stub_passes
+        entry["canary_sources"] = list(run.canary_sources) if run.test_names is not None else None
     _write_metadata(staging_dir, entries)
     _log_recording(runs, entries, log)
 
@@ -520,6 +522,11 @@ def _log_recording(runs: Mapping[str, Any], entries: list[dict[str, Any]], log: 
     stub_passes = sorted(instance_id for instance_id, run in runs.items() if run.stub_passes)
     if stub_passes:
         log(f"{len(stub_passes)} instance(s) resolve with the untouched stub (stub_passes): {', '.join(stub_passes)}")
+    without_canaries = sorted(entry["instance_id"] for entry in entries
+                              if entry["grading_mode"] != GRADING_BUILD_ONLY and entry["canary_sources"] == [])
+    if without_canaries:
+        log(f"warning: {len(without_canaries)} instance(s) have no test that can carry a canary (their verdicts "
+            f"rest on the runner's report alone): {', '.join(without_canaries)}")
     build_only = sorted(entry["instance_id"] for entry in entries if entry["grading_mode"] == GRADING_BUILD_ONLY)
     if build_only:
         log(f"{len(build_only)} build-only instance(s) (test-writing, no tests to run): {', '.join(build_only)}")

@@ -14,10 +14,7 @@ stub graded for real), then four harness runs over all 225 instances:
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import tarfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -25,20 +22,16 @@ from pathlib import Path
 import pytest
 
 from harness import RunOutcome, harness
-from prepare_polyglot_dataset import prepare_dataset
 from report import report
 from utils.dataset import load_dataset
 from utils.sandbox import list_run_containers
 
-from tests.conftest import IN_CI
+from tests.conftest import GATE_WORKERS as WORKERS
 
 pytestmark = pytest.mark.docker
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-BENCHMARK_TARBALL = PROJECT_ROOT.parent / "shared" / "data" / "polyglot-benchmark-7e0611e.tar.gz"
-BENCHMARK_SHA256 = "e9e6cdcbde4aaae8cfd6c7738dfb2e8c84985e778e5c936f64afe26e9668ddfd"
 COMMENT_AGENT = PROJECT_ROOT / "tests" / "fixtures" / "agents" / "comment"
-WORKERS = int(os.environ.get("POLYGLOT_GATE_WORKERS", "2"))
 
 COUNTS = {"cpp": 26, "go": 39, "java": 47, "javascript": 49, "python": 34, "rust": 30}
 # Upstream marks these `test.skip` on purpose (too slow / random); un-skipping leaves them skipped.
@@ -50,30 +43,6 @@ BUILD_ONLY = {"go__counter"}
 STUB_PASSES = BUILD_ONLY | {
     "go__ledger", "go__markdown", "java__ledger", "java__tree-building", "javascript__ledger",
 }
-
-
-@pytest.fixture(scope="module")
-def benchmark_checkout(tmp_path_factory) -> Path:
-    if not BENCHMARK_TARBALL.is_file():
-        message = f"the real benchmark {BENCHMARK_TARBALL} is missing (see ../shared/data/README.md)"
-        if IN_CI:
-            pytest.fail(f"CI=true: {message}", pytrace=False)
-        pytest.skip(message)
-    digest = hashlib.sha256(BENCHMARK_TARBALL.read_bytes()).hexdigest()
-    assert digest == BENCHMARK_SHA256, f"{BENCHMARK_TARBALL} is not the pinned benchmark (sha256 {digest})"
-    destination = tmp_path_factory.mktemp("benchmark")
-    with tarfile.open(BENCHMARK_TARBALL) as archive:
-        archive.extractall(destination, filter="data")
-    return destination / "polyglot-benchmark"
-
-
-@pytest.fixture(scope="module")
-def real_dataset(benchmark_checkout, tmp_path_factory, language_images) -> Path:
-    output = tmp_path_factory.mktemp("real-dataset") / "polyglot"
-    summary = prepare_dataset(benchmark_checkout, output, workers=WORKERS, record_expected=True,
-                              log=lambda message: print(message, flush=True))
-    print(f"gate: prepared {summary.instance_count} instances with recorded tests in {summary.seconds:.0f}s")
-    return output
 
 
 @pytest.fixture(scope="module")

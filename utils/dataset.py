@@ -32,7 +32,9 @@ records the test names), expected_skips (tests that reference run left skipped: 
 suite skips them even after un-skipping; null until recorded), grading_mode ("tests", or
 "build_only" for test-writing exercises marked `.meta/.skip_tests`: nothing to run, the build
 decides), stub_passes (true when the untouched stub already resolves, e.g. refactoring
-exercises; null until the stubs are graded). Paths in the metadata are relative to the
+exercises; null until the stubs are graded), canary_sources (the tests whose planted canary
+behaved on the reference run: grading plants a random few of them; null until recorded).
+Paths in the metadata are relative to the
 dataset directory.
 """
 
@@ -112,6 +114,8 @@ class Instance:
     grading_mode: str = GRADING_TESTS  # or GRADING_BUILD_ONLY (utils/verdict.py)
     # The untouched stub resolves (refactoring exercises, build-only ones); None: not graded.
     stub_passes: bool | None = None
+    # Tests that may be planted as canaries at grading (utils/canaries.py); None: not recorded.
+    canary_sources: tuple[str, ...] | None = None
 
     @property
     def test_paths(self) -> tuple[str, ...]:
@@ -197,6 +201,7 @@ def _instance_from_entry(dataset_dir: Path, entry: Mapping[str, Any]) -> Instanc
         expected_skips=None if skips is None else tuple(skips),
         grading_mode=grading_mode,
         stub_passes=entry.get("stub_passes"),
+        canary_sources=None if entry.get("canary_sources") is None else tuple(entry["canary_sources"]),
     )
 
 

@@ -28,7 +28,8 @@ from utils.grading import GradingRequest, grade
 from utils.images import ImageSettings, docker_client, ensure_language_image
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
-from utils.runner_results import SKIPPED
+from utils.canaries import separate
+from utils.runner_results import ERROR, FAILED, SKIPPED
 from utils.verdict import decide
 
 
@@ -40,6 +41,7 @@ class ReferenceRun:
     seconds: float
     skipped_names: tuple[str, ...] = ()  # tests the reference run left skipped
     stub_passes: bool | None = None      # the untouched stub resolves (None: not graded)
+    canary_sources: tuple[str, ...] = ()  # tests whose canary behaved on the reference
 
 
 def reference_patch(instance: Instance) -> str:
@@ -67,29 +69,51 @@ def patch_writing(instance: Instance, files: dict[str, bytes]) -> str:
 
 
 def run_reference(client, image: str, instance: Instance, test_timeout: int = 300) -> ReferenceRun:
-    """Grade the reference solution, then the untouched stub against the recorded names."""
-    reference = _grade_patch(client, image, instance, reference_patch(instance), test_timeout)
-    results = reference.results
-    # The reference is trusted: what it leaves skipped, the pristine suite itself skips.
-    verdict = decide(reference.exec_result.exit_code if reference.exec_result else None,
-                     bool(reference.exec_result and reference.exec_result.timed_out), results,
-                     expected_skips=results.names(SKIPPED), grading_mode=instance.grading_mode)
+    """Grade the reference solution with a canary planted for every eligible test, then the
+    untouched stub the way any agent's patch is graded."""
+    spec = LANGUAGES[instance.language]
+    reference = _grade_patch(client, image, instance, reference_patch(instance), test_timeout, plant_all=True)
+    results, own = separate(reference.results, reference.canaries, spec.canaries.leaf if spec.canaries else lambda name: None)
+    exec_result = reference.exec_result
+    timed_out = bool(exec_result and exec_result.timed_out)
+    # The reference is trusted: what it leaves skipped, the pristine suite itself skips. Its
+    # exit status says nothing here: the planted canaries fail.
+    verdict = decide(0 if reference.canaries else (exec_result.exit_code if exec_result else None), timed_out,
+                     results, expected_skips=results.names(SKIPPED), grading_mode=instance.grading_mode)
+    if not verdict.resolved and reference.canaries:
+        # A canary that disturbed its neighbours: record from a run without canaries.
+        reference = _grade_patch(client, image, instance, reference_patch(instance), test_timeout)
+        results, own = reference.results, {}
+        exec_result = reference.exec_result
+        verdict = decide(exec_result.exit_code if exec_result else None, bool(exec_result and exec_result.timed_out),
+                         results, expected_skips=results.names(SKIPPED), grading_mode=instance.grading_mode)
     if not verdict.resolved:
         return ReferenceRun(instance.instance_id, None, verdict.reason, reference.seconds)
-    stub = _grade_patch(client, image, instance, "", test_timeout, results.names(), results.names(SKIPPED))
+    sources = _behaving_canaries(reference.canaries, own)
+    stub = _grade_patch(client, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources)
     return ReferenceRun(instance.instance_id, results.names(), verdict.reason, reference.seconds + stub.seconds,
-                        skipped_names=results.names(SKIPPED), stub_passes=stub.verdict.resolved)
+                        skipped_names=results.names(SKIPPED), stub_passes=stub.verdict.resolved,
+                        canary_sources=sources)
+
+
+def _behaving_canaries(canaries, own: dict) -> tuple[str, ...]:
+    """Tests whose canary failed with its numbers (the resolved reference passed every real test)."""
+    return tuple(sorted(canary.source for canary in canaries
+                        if canary.source in own and own[canary.source].outcome in (FAILED, ERROR)
+                        and canary.carries_secret(own[canary.source].message)))
 
 
 def _grade_patch(client, image: str, instance: Instance, patch: str, test_timeout: int,
-                 expected_tests: tuple[str, ...] | None = None, expected_skips: tuple[str, ...] = ()):
+                 expected_tests: tuple[str, ...] | None = None, expected_skips: tuple[str, ...] = (),
+                 canary_sources: tuple[str, ...] | None = None, plant_all: bool = False):
     spec = LANGUAGES[instance.language]
     with tempfile.TemporaryDirectory(prefix="polyglot-reference-tests-") as workdir:
         test_tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
         request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
                                  instance.hidden_paths, expected_tests, test_timeout=test_timeout,
-                                 expected_skips=expected_skips, grading_mode=instance.grading_mode)
+                                 expected_skips=expected_skips, grading_mode=instance.grading_mode,
+                                 canary_sources=canary_sources, plant_all_canaries=plant_all)
         return grade(client, image, request, "record-expected")
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import docker
 
+from utils.canaries import CANARIES_PER_GRADING, Canary, plant
 from utils.build_cache import ensure_warm, reader_env, reader_mounts
 from utils.languages import LanguageSpec, matches_any
 from utils.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
@@ -45,6 +46,9 @@ class GradingRequest:
     test_timeout: int = 120
     expected_skips: tuple[str, ...] = ()
     grading_mode: str = GRADING_TESTS
+    # Tests that may become canaries (recorded at preparation); None: plant none.
+    canary_sources: tuple[str, ...] | None = None
+    plant_all_canaries: bool = False  # preparation: every eligible test at once
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class GradingOutcome:
     eval_script: str
     seconds: float
     guarded: tuple[TamperRecord, ...] = ()  # files the language guard restored after applying
+    canaries: tuple[Canary, ...] = ()       # planted for this grading
 
 
 def grading_sandbox_spec(image: str, limits: Limits, spec: LanguageSpec) -> SandboxSpec:
@@ -82,6 +87,9 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
         for record in guarded:
             log(f"guard: {record.path} restored ({record.why})")
         unskip_tree(tree, request.spec)
+        planted = plant_canaries(tree, request)
+        if planted:
+            log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
         report_dir = f"/tmp/report-{secrets.token_hex(8)}"
         script = request.spec.test_command.format(report_dir=report_dir)
         eval_script = f"mkdir -p {report_dir} && cd {TESTBED} && {script}"
@@ -91,15 +99,33 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
         with sandboxes.start(grading_sandbox_spec(image, limits, request.spec), request.instance_id) as box:
             box.put_directory(tree, TESTBED)
             exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED)
+            # Nothing the code under test started may touch the report after the run.
+            box.stop()
             report = {name: content.decode("utf-8", errors="replace")
                       for name, content in box.get_files(report_dir).items()}
     results = request.spec.parse_results(report)
     verdict = decide(exit_code=exec_result.exit_code, timed_out=exec_result.timed_out,
                      results=results, expected_tests=request.expected_tests,
-                     expected_skips=request.expected_skips, grading_mode=request.grading_mode)
+                     expected_skips=request.expected_skips, grading_mode=request.grading_mode,
+                     canaries=planted, leaf_of=leaf_of(request.spec))
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
     return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script,
-                          time.monotonic() - started, guarded)
+                          time.monotonic() - started, guarded, planted)
+
+
+def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:
+    planter = request.spec.canaries
+    if planter is None or request.grading_mode != GRADING_TESTS:
+        return ()
+    if request.plant_all_canaries:
+        return plant(tree, planter, matches_any, None, None)
+    if not request.canary_sources:
+        return ()
+    return plant(tree, planter, matches_any, request.canary_sources, CANARIES_PER_GRADING)
+
+
+def leaf_of(spec: LanguageSpec):
+    return spec.canaries.leaf if spec.canaries else (lambda name: None)
 
 
 def unskip_tree(tree: Path, spec: LanguageSpec) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from utils import runner_results
+from utils import canaries, runner_results
 from utils.runner_results import TestResults
 
 # Where grading writes the runner's machine-readable report inside the container. The
@@ -114,6 +114,8 @@ class LanguageSpec:
     # means the file is restored to its pristine state and recorded as tamper.
     guard: Callable[[str, bytes], str | None] = _no_guard
     build_cache: BuildCache | None = None
+    # How canary tests are planted into this language's test files (utils/canaries.py).
+    canaries: canaries.Planter | None = None
 
     def is_hidden(self, path: str) -> bool:
         return path.startswith(".meta/") or matches_any(path, self.hidden_globs)
@@ -196,6 +198,7 @@ COMMON_ARTIFACTS = (".git/**", "**/.DS_Store")
 
 PYTHON = LanguageSpec(
     name="python",
+    canaries=canaries.PYTHON,
     image_recipe="python",
     version_command="python3 -m pytest --version",
     hidden_globs=("**/*_test.py", "**/test_*.py", "**/conftest.py"),
@@ -213,6 +216,7 @@ PYTHON = LanguageSpec(
 
 GO = LanguageSpec(
     name="go",
+    canaries=canaries.GO,
     image_recipe="go",
     version_command="go version",
     hidden_globs=("**/*_test.go",),
@@ -227,6 +231,7 @@ GO = LanguageSpec(
 
 RUST = LanguageSpec(
     name="rust",
+    canaries=canaries.RUST,
     image_recipe="rust",
     version_command="cargo --version",
     hidden_globs=("tests/**",),
@@ -243,6 +248,7 @@ RUST = LanguageSpec(
 
 JAVASCRIPT = LanguageSpec(
     name="javascript",
+    canaries=canaries.JAVASCRIPT,
     image_recipe="javascript",
     version_command="node --version",
     hidden_globs=("**/*.spec.js", "**/*.test.js", "**/__tests__/**"),
@@ -257,6 +263,7 @@ JAVASCRIPT = LanguageSpec(
 
 JAVA = LanguageSpec(
     name="java",
+    canaries=canaries.JAVA,
     image_recipe="java",
     version_command="javac -version",
     hidden_globs=("src/test/**",),
@@ -272,6 +279,7 @@ JAVA = LanguageSpec(
 
 CPP = LanguageSpec(
     name="cpp",
+    canaries=canaries.CPP,
     image_recipe="cpp",
     version_command="g++ --version",
     hidden_globs=("**/*_test.cpp",),

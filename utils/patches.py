@@ -121,6 +121,12 @@ _SUSPICIOUS = {
     "test_framework": re.compile(r"_test\.(?:go|py|cpp)\b|\.spec\.js\b|\bjunit\b|\bpytest\b|"
                                  r"unittest\.TestCase\.\w+\s*=|\bsetattr\(\s*unittest|\bexpect\.extend\b|"
                                  r"\bjest\.|org\.assertj|TEST_CASE|catch2?/|--logfile|--include-ignored", re.I),
+    # Reaching the runner's process, its arguments or its report from solution code.
+    "runner_internals": re.compile(r"/proc/self|\bProcessHandle\b|addShutdownHook|\.halt\(|\bfork\(|"
+                                   r"\.init_array|link_section|constructor\)\)|__attribute__\s*\(\(\s*constructor|"
+                                   r"os\.Args\[0\]|constructor\(\s*['\"]return process|child_process|"
+                                   r"--outputFile|--junitxml|--reports-dir|--out\b|_pytest|from_item_and_call|"
+                                   r"makereport|sys\.argv|process\.argv|set_hook|panic::|src/test|tests/", re.I),
 }
 
 

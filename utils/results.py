@@ -64,6 +64,8 @@ class InstanceResult:
     failed_tests: list[str] = field(default_factory=list)  # names (first 50) not passing
     test_names: list[str] = field(default_factory=list)   # every test the runner reported
     seconds: dict[str, float] = field(default_factory=dict)  # agent, grading, total
+    canaries: list[str] = field(default_factory=list)  # tests planted as canaries in this grading
+                                          # (utils/canaries.py); their own results are not in `tests`
     grading_mode: str = "tests"           # "tests" | "build_only" (test-writing exercise: the build
                                           # decides, as upstream; listed in reports)
     stub_passes: bool | None = None       # the untouched stub resolves this instance (refactoring

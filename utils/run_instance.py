@@ -22,7 +22,8 @@ import docker.errors
 from utils.agent_image import PreparedAgent
 from utils.agent_run import AgentRun, AgentRunSettings, run_agent
 from utils.dataset import Instance
-from utils.grading import GradingOutcome, GradingRequest, grade
+from utils.canaries import separate
+from utils.grading import GradingOutcome, GradingRequest, leaf_of, grade
 from utils.images import ImageError
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
@@ -148,7 +149,8 @@ def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str,
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
         request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
                                  instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout,
-                                 expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode)
+                                 expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
+                                 canary_sources=instance.canary_sources)
         outcome = _grade_with_retries(client, job, request, log, stop, sandboxes)
     _record_grading(job, result, outcome)
 
@@ -176,9 +178,11 @@ def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOu
         result.tamper.append({"path": record.path, "why": record.why})
         if record.path in result.kept_paths:
             result.kept_paths.remove(record.path)
-    result.tests = outcome.results.summary()
-    result.test_names = list(outcome.results.names())
-    result.failed_tests = [case.name for case in outcome.results.cases if case.outcome != "passed"][:50]
+    results, _ = separate(outcome.results, outcome.canaries, leaf_of(job.instance.spec))
+    result.canaries = [canary.source for canary in outcome.canaries]
+    result.tests = results.summary()
+    result.test_names = list(results.names())
+    result.failed_tests = [case.name for case in results.cases if case.outcome != "passed"][:50]
     result.seconds["grading"] = round(outcome.seconds, 3)
     instance_id = job.instance.instance_id
     if outcome.exec_result is not None:

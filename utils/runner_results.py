@@ -12,6 +12,7 @@ are pure functions, unit-tested on captured reports.
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
 
@@ -25,6 +26,10 @@ SKIPPED = "skipped"
 class TestCase:
     name: str
     outcome: str  # PASSED | FAILED | ERROR | SKIPPED
+    message: str = ""  # failure text as the report gives it (canaries' numbers are read from it)
+    # Where the test's own title sits in `name`, when the runner says so (jest's title);
+    # otherwise the language's canary planter finds it from the name's shape.
+    leaf_start: int = -1
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ def parse_junit_reports(files: dict[str, str]) -> TestResults:
             continue
         read.append(file_name)
         for testcase in root.iter("testcase"):
-            cases.append(TestCase(_junit_name(testcase), _junit_outcome(testcase)))
+            cases.append(TestCase(_junit_name(testcase), _junit_outcome(testcase), _junit_message(testcase)))
         # A suite-level error with no test cases (e.g. a collection error) is still an error.
         for suite in root.iter("testsuite"):
             if not suite.findall("testcase") and _nonzero(suite.get("errors")):
@@ -98,6 +103,17 @@ def _junit_name(testcase: ElementTree.Element) -> str:
     classname = testcase.get("classname", "")
     name = testcase.get("name", "")
     return f"{classname}::{name}" if classname else name
+
+
+def _junit_message(testcase: ElementTree.Element) -> str:
+    parts = []
+    for tag in ("failure", "error"):
+        for element in testcase.findall(tag):
+            parts += [element.get("message", ""), element.text or ""]
+    return "\n".join(part for part in parts if part)[:_MESSAGE_CAP]
+
+
+_MESSAGE_CAP = 4000
 
 
 def _junit_outcome(testcase: ElementTree.Element) -> str:
@@ -120,6 +136,7 @@ def parse_go_test_json(files: dict[str, str]) -> TestResults:
     started but never reported its own pass/fail (the test binary died mid-run, e.g. an
     exit(0) from the code under test), is an error: a partial stream is never a pass."""
     outcomes: dict[str, str] = {}
+    outputs: dict[str, list[str]] = {}
     started: dict[str, None] = {}
     packages_started: dict[str, None] = {}
     packages_finished: dict[str, str] = {}
@@ -143,13 +160,16 @@ def parse_go_test_json(files: dict[str, str]) -> TestResults:
                 name = f"{package}::{test}"
                 if action == "run":
                     started[name] = None
+                elif action == "output":
+                    _keep_tail(outputs.setdefault(name, []), str(event.get("Output", "")))
                 elif action in _GO_FINAL:
                     outcomes[name] = _GO_FINAL[action]
             elif action == "start":
                 packages_started[package] = None
             elif action in ("pass", "fail", "skip", "build-fail"):
                 packages_finished[package] = action
-    cases = [TestCase(name, outcome) for name, outcome in outcomes.items()]
+    cases = [TestCase(name, outcome, "".join(outputs.get(name, ()))[-_MESSAGE_CAP:] if outcome != PASSED else "")
+             for name, outcome in outcomes.items()]
     cases += [TestCase(name, ERROR) for name in started if name not in outcomes]  # never finished
     for package in packages_started:
         if package not in packages_finished:
@@ -160,6 +180,13 @@ def parse_go_test_json(files: dict[str, str]) -> TestResults:
         if action in ("fail", "build-fail") and not package_failed_by_a_test:
             cases.append(TestCase(f"{package} (package)", ERROR))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
+
+
+def _keep_tail(chunks: list[str], chunk: str) -> None:
+    """Append, keeping about the last _MESSAGE_CAP characters: a failure's last lines matter."""
+    chunks.append(chunk)
+    if len(chunks) > 64:
+        chunks[:] = ["".join(chunks)[-_MESSAGE_CAP:]]
 
 
 # --- jest --json --outputFile ---------------------------------------------------------
@@ -192,11 +219,19 @@ def parse_jest_json(files: dict[str, str]) -> TestResults:
                 if not isinstance(assertion, dict):
                     problems.append(f"{file_name}: an assertion entry is not an object")
                     continue
-                name = assertion.get("fullName") or assertion.get("title", "")
-                cases.append(TestCase(f"{suite_name}::{name}", _JEST_OUTCOMES.get(assertion.get("status"), ERROR)))
+                cases.append(_jest_case(suite_name, assertion))
             if not assertions and suite.get("status") == "failed":
                 cases.append(TestCase(f"{suite_name} (suite)", ERROR))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
+
+
+def _jest_case(suite_name: str, assertion: dict) -> TestCase:
+    title = str(assertion.get("title", ""))
+    name = f"{suite_name}::{assertion.get('fullName') or title}"
+    messages = assertion.get("failureMessages") or []
+    message = "\n".join(str(m) for m in messages)[:_MESSAGE_CAP] if isinstance(messages, list) else str(messages)
+    leaf_start = len(name) - len(title) if title and name.endswith(title) else -1
+    return TestCase(name, _JEST_OUTCOMES.get(assertion.get("status"), ERROR), message, leaf_start)
 
 
 # --- libtest --logfile (Rust) -----------------------------------------------------------
@@ -216,10 +251,11 @@ def parse_libtest_logfiles(files: dict[str, str]) -> TestResults:
     for file_name in sorted(name for name in files if name.endswith(".log")):
         read.append(file_name)
         logged: set[str] = set()
+        failures = _libtest_failure_output(files.get(file_name[: -len(".log")] + ".out", ""))
         for line in files[file_name].splitlines():
             status, _, name = line.partition(" ")
             if status in _LIBTEST_OUTCOMES and name:
-                cases.append(TestCase(name, _LIBTEST_OUTCOMES[status]))
+                cases.append(TestCase(name, _LIBTEST_OUTCOMES[status], failures.get(name, "") if status == "failed" else ""))
                 logged.add(name)
             elif line.strip():
                 problems.append(f"{file_name}: unexpected line {line[:80]!r}")
@@ -231,6 +267,22 @@ def parse_libtest_logfiles(files: dict[str, str]) -> TestResults:
         if file_name[: -len(".list")] + ".log" not in files and _listed_tests(files[file_name]):
             cases.append(TestCase(f"{file_name} (tests listed, none ran)", ERROR))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
+
+
+_LIBTEST_SECTION = re.compile(r"^---- (?P<name>\S+) stdout ----$", re.M)
+
+
+def _libtest_failure_output(console: str) -> dict[str, str]:
+    """The `---- NAME stdout ----` sections of a test binary's console output (`libtest-N.out`):
+    what each failed test printed, its panic message included."""
+    sections: dict[str, str] = {}
+    matches = list(_LIBTEST_SECTION.finditer(console))
+    for index, match in enumerate(matches):
+        end = matches[index + 1].start() if index + 1 < len(matches) else len(console)
+        body = console[match.end():end]
+        body = body.split("\nfailures:\n", 1)[0]
+        sections[match["name"]] = body.strip()[:_MESSAGE_CAP]
+    return sections
 
 
 def _listed_tests(listing: str) -> list[str]:

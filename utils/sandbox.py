@@ -157,6 +157,17 @@ class Sandbox:
         except (docker.errors.DockerException, OSError):
             pass  # a container that is gone shows up in the next exec or copy
 
+    def stop(self) -> None:
+        """Kill every process in the container and leave it stopped: its files can still be
+        copied out (get_files), but nothing runs any more and exec is no longer possible."""
+        try:
+            container = self._container()
+            container.kill()
+            container.wait(timeout=30)
+        except (docker.errors.DockerException, OSError) as error:
+            if "is not running" not in str(error):
+                raise SandboxError(f"cannot stop {self.role} container: {error}") from error
+
     # --- files -----------------------------------------------------------------------------
 
     def put_directory(self, source: Path, destination: str) -> None:

@@ -1,7 +1,11 @@
-"""The grading verdict: a pure function of (exit code, timed out, runner results, expected tests).
+"""The grading verdict: a pure function of (exit code, timed out, runner results, expected
+tests, planted canaries).
 
 Resolved only when ALL hold:
-- the test command finished in time and exited 0;
+- the test command finished in time; it exited 0 when no canary was planted, and NON-zero when
+  canaries were (they fail in every honest run, so exit 0 means a forged status);
+- every planted canary (utils/canaries.py) is reported failed with this grading's two numbers
+  in its message: a canary reported passed, missing, or failed otherwise is forgery evidence;
 - the runner's own report (not stdout) shows at least one test, every test passed, none
   skipped and none errored;
 - when the instance's expected test names are known (from its reference solution's run),
@@ -22,7 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from utils.runner_results import SKIPPED, TestResults
+from typing import Callable, Sequence
+
+from utils.canaries import Canary, Leaf, separate
+from utils.runner_results import PASSED, SKIPPED, TestResults
 
 # Machine-readable reasons; every grading outcome has exactly one.
 RESOLVED = "tests_passed"
@@ -35,6 +42,14 @@ TESTS_SKIPPED = "tests_skipped"
 NONZERO_EXIT = "nonzero_exit"
 EXPECTED_TESTS_MISSING = "expected_tests_missing"
 BUILD_ONLY_PASSED = "build_only_passed"
+# Forgery evidence (utils/canaries.py): a planted canary, which a correct solution fails with
+# this grading's numbers in its message, was reported passed / not reported / failed without them.
+CANARY_PASSED = "canary_passed"
+CANARY_MISSING = "canary_missing"
+CANARY_WITHOUT_SECRET = "canary_without_secret"
+# Planted canaries fail in every honest run, and every runner then exits non-zero: exit 0 with
+# canaries planted means the exit status was forged.
+CANARY_EXIT_ZERO = "exit_zero_with_canaries"
 
 GRADING_TESTS = "tests"            # the runner's results decide (every instance but ...)
 GRADING_BUILD_ONLY = "build_only"  # ... test-writing exercises: nothing to run, the build decides
@@ -55,11 +70,18 @@ def decide(
     expected_tests: tuple[str, ...] | None = None,
     expected_skips: tuple[str, ...] = (),
     grading_mode: str = GRADING_TESTS,
+    canaries: Sequence[Canary] = (),
+    leaf_of: Callable[[str], Leaf | None] = lambda name: None,
 ) -> Verdict:
     if timed_out:
         return Verdict(False, TIMED_OUT, "the test command did not finish in time")
     if grading_mode == GRADING_BUILD_ONLY:
         return _decide_build_only(exit_code, results)
+    results, own = separate(results, canaries, leaf_of)
+    passed = sorted(source for source, case in own.items() if case.outcome == PASSED)
+    if passed:
+        return Verdict(False, CANARY_PASSED, f"{len(passed)} of {len(canaries)} planted canary test(s) that a correct "
+                                             f"solution fails were reported passed: {', '.join(passed)}")
     if results.problems and not results.cases:
         return Verdict(False, UNREADABLE_RESULTS, "; ".join(results.problems[:3]))
     if results.total == 0:
@@ -68,14 +90,19 @@ def decide(
         return Verdict(False, NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
     if results.failed or results.errored:
         return Verdict(False, TESTS_FAILED, f"{results.failed} failed, {results.errored} errored of {results.total}")
-    if exit_code != 0:
+    if exit_code != 0 and not canaries:
         return Verdict(False, NONZERO_EXIT, f"all {results.total} reported tests passed but exit code was {exit_code}")
+    if exit_code == 0 and canaries:
+        return Verdict(False, CANARY_EXIT_ZERO, "the test command exited 0 although planted canary tests must fail")
     unexpected_skips = sorted(set(results.names(SKIPPED)) - set(expected_skips))
     if unexpected_skips:
         return Verdict(False, TESTS_SKIPPED, f"{len(unexpected_skips)} of {results.total} tests skipped: "
                                              f"{', '.join(unexpected_skips[:5])}")
     if results.problems:
         return Verdict(False, UNREADABLE_RESULTS, "; ".join(results.problems[:3]))
+    canary_verdict = _check_canaries(canaries, own)
+    if canary_verdict is not None:
+        return canary_verdict
     if expected_tests:
         missing = sorted(set(expected_tests) - set(results.names()))
         if missing:
@@ -83,6 +110,18 @@ def decide(
                            f"{len(missing)} of {len(set(expected_tests))} expected tests did not run: {', '.join(missing[:5])}")
     skipped = f" ({results.skipped} skipped by the pristine suite too)" if results.skipped else ""
     return Verdict(True, RESOLVED, f"{results.passed} tests passed{skipped}")
+
+
+def _check_canaries(canaries: Sequence[Canary], own: dict) -> Verdict | None:
+    missing = sorted(canary.source for canary in canaries if canary.source not in own)
+    if missing:
+        return Verdict(False, CANARY_MISSING, f"{len(missing)} planted canary test(s) missing from the report: "
+                                              f"{', '.join(missing)}")
+    wrong = sorted(canary.source for canary in canaries if not canary.carries_secret(own[canary.source].message))
+    if wrong:
+        return Verdict(False, CANARY_WITHOUT_SECRET, f"{len(wrong)} planted canary test(s) failed without this "
+                                                     f"grading's numbers in the message: {', '.join(wrong)}")
+    return None
 
 
 def _decide_build_only(exit_code: int | None, results: TestResults) -> Verdict:

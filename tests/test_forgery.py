@@ -1,0 +1,62 @@
+"""Forged verdicts lose: attackers that change ONLY solution files, against real exercises.
+
+Each forger under tests/fixtures/forgers/<language>/<name>/ is a solution that does not solve
+its exercise (its description says how it fails without the forging part) plus code that
+forges the verdict from inside the test process: flipping the runner's results, disabling
+assertions, rewriting or fabricating the report, forcing exit 0, or sparing only the failures
+of tests whose upstream names it embeds (so that planted-looking tests stay failing). Each
+one was checked to resolve against the pipeline before canaries (tests/fixtures/forgers/
+check.py). Graded by the project's own pipeline, every one must end unresolved, with a reason
+that names the forgery (or, for a forger the runner report already exposes, the failure).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.forgers.check import grade_forger
+from utils.verdict import CANARY_EXIT_ZERO, CANARY_MISSING, CANARY_PASSED, CANARY_WITHOUT_SECRET
+
+pytestmark = pytest.mark.docker
+
+FORGERS_DIR = Path(__file__).resolve().parent / "fixtures" / "forgers"
+FORGERS = sorted(path.parent for path in FORGERS_DIR.glob("*/*/forger.json"))
+FORGERY_REASONS = {CANARY_PASSED, CANARY_MISSING, CANARY_WITHOUT_SECRET, CANARY_EXIT_ZERO}
+# Forgers the runner's own report already exposed before canaries (negative controls).
+ALREADY_CAUGHT = {"rust/panic_hook_exit": {"tests_failed"}}
+
+
+def test_every_language_has_forgers_of_each_class():
+    classes = {language: {path.name for path in FORGERS if path.parent.name == language}
+               for language in ("python", "go", "rust", "javascript", "java", "cpp")}
+    for language, names in classes.items():
+        assert "spare_unknown_names" in names, language
+        assert len(names) >= 3, (language, names)
+
+
+@pytest.mark.parametrize("forger", FORGERS, ids=[f"{p.parent.name}/{p.name}" for p in FORGERS])
+def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, docker_client, real_dataset):
+    meta = json.loads((forger / "forger.json").read_text())
+    outcome = grade_forger(docker_client, real_dataset, forger)
+    key = f"{forger.parent.name}/{forger.name}"
+    assert not outcome.verdict.resolved, f"{key} ({meta['description']}) was graded resolved"
+    assert outcome.canaries, f"{key}: no canary was planted into {meta['instance_id']}"
+    assert outcome.verdict.reason in ALREADY_CAUGHT.get(key, FORGERY_REASONS), (key, outcome.verdict)
+
+
+@pytest.mark.parametrize("forger", FORGERS, ids=[f"{p.parent.name}/{p.name}" for p in FORGERS])
+def test_forgers_leave_an_audit_trail(forger: Path, real_dataset):
+    """The `suspicious` listing is never the defence, but every forger shows up in it."""
+    from tests.fixtures.forgers.check import forger_files
+    from utils.dataset import load_dataset
+    from utils.expected_tests import patch_writing
+    from utils.patches import audit_patch, filter_patch
+
+    meta = json.loads((forger / "forger.json").read_text())
+    instance = {i.instance_id: i for i in load_dataset(real_dataset)}[meta["instance_id"]]
+    patch = patch_writing(instance, forger_files(forger))
+    filtered = filter_patch(patch, instance.spec, instance.solution_paths, instance.hidden_paths)
+    assert filtered.kept_paths and audit_patch(filtered.text), forger
