@@ -97,6 +97,12 @@ def test_only_deliberately_skipped_tests_are_expected_skips(instances):
     assert all(len(skips) == 1 for skips in with_skips.values()), with_skips
 
 
+def test_every_gradable_instance_can_carry_canaries(instances):
+    without = {i for i, instance in instances.items() if not instance.canary_sources}
+    assert without == BUILD_ONLY
+    assert sum(len(instance.canary_sources or ()) for instance in instances.values()) > 3000
+
+
 def test_test_writing_exercises_are_graded_build_only(instances):
     assert {i for i, instance in instances.items() if instance.grading_mode == "build_only"} == BUILD_ONLY
 
@@ -121,6 +127,8 @@ def test_oracle_resolves_all_225(oracle_run):
     assert {language: row["resolved"] for language, row in data["per_language"].items()} == COUNTS
     skipped_but_resolved = {i for i, r in outcome.results.items() if r.tests.get("skipped")}
     assert skipped_but_resolved == DELIBERATE_SKIPS
+    with_canaries = {i for i, r in outcome.results.items() if r.canaries}
+    assert with_canaries == set(outcome.results) - BUILD_ONLY
 
 
 def test_resume_after_the_oracle_run_reruns_nothing(oracle_run, real_dataset, docker_client):
