@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import secrets
 import signal
 import sys
@@ -87,6 +88,10 @@ def harness(
     progress: bool = True,
 ) -> RunOutcome:
     """Run (or resume) one evaluation; returns the results, the report and their paths."""
+    check_settings(max_workers=max_workers, agent_timeout=agent_timeout, test_timeout=test_timeout, cpus=cpus,
+                   memory=memory, pids_limit=pids_limit, agent_network=agent_network)
+    if predictions is None:
+        check_agent_model(agent, model, pass_env)
     subsets = [subset] if isinstance(subset, str) else list(subset or [])
     instances = _select(Path(dataset), subsets, instance_ids, languages, num_samples)
     name = model_name_or_path or time.strftime("%Y%m%d_%H%M%S")
@@ -128,6 +133,40 @@ def harness(
     report_path = Path(output_dir) / f"{name}_0.0.json"
     write_json(report_path, report)
     return RunOutcome(run_dir, report_path, results, report, interrupted, images)
+
+
+AGENT_NETWORKS = ("bridge", "host", "none")
+_MEMORY = re.compile(r"[1-9][0-9]*(?:\.[0-9]+)?[bkmg]?", re.I)
+
+
+def check_settings(max_workers: int, agent_timeout: int, test_timeout: int, cpus: float | None, memory: str | None,
+                   pids_limit: int, agent_network: str) -> None:
+    """Every run setting checked before anything starts: one line naming the setting."""
+    if not isinstance(max_workers, int) or max_workers < 1:
+        raise HarnessError(f"--max_workers must be a whole number >= 1, got {max_workers!r}")
+    for name, value in (("--agent_timeout", agent_timeout), ("--test_timeout", test_timeout)):
+        if not isinstance(value, int) or value < 1:
+            raise HarnessError(f"{name} must be a whole number of seconds >= 1, got {value!r}")
+    cores = os.cpu_count() or 1
+    if cpus is not None and not (0 < cpus <= cores):
+        raise HarnessError(f"--cpus must be above 0 and at most this machine's {cores} cores, got {cpus!r}")
+    if memory is not None and not _MEMORY.fullmatch(str(memory)):
+        raise HarnessError(f"--memory must be a size such as 512m or 4g, got {memory!r}")
+    if not isinstance(pids_limit, int) or pids_limit < 64:
+        raise HarnessError(f"--pids_limit must be a whole number >= 64, got {pids_limit!r}")
+    if agent_network not in AGENT_NETWORKS:
+        raise HarnessError(f"--agent_network must be one of {', '.join(AGENT_NETWORKS)}, got {agent_network!r}")
+
+
+def check_agent_model(agent: str, model: str | None, pass_env: list[str] | None) -> None:
+    """The default agent cannot run without a model: stop before the first container rather
+    than grade 225 empty patches."""
+    if Path(agent).resolve() != (PROJECT_ROOT / "agent").resolve() or model:
+        return
+    passed = pass_env if pass_env is not None else DEFAULT_PASS_ENV
+    if "OPENAI_MODEL" in passed and os.environ.get("OPENAI_MODEL"):
+        return
+    raise HarnessError("the default agent needs a model: pass --model NAME (or set OPENAI_MODEL)")
 
 
 def _select(dataset: Path, subsets, instance_ids, languages, num_samples) -> list[Instance]:

@@ -81,6 +81,9 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
         patch = PatchSet(text)
     except (OSError, UnicodeDecodeError, UnidiffParseError) as error:
         raise AgentPatchError(f"{patch_path}: not a readable unified diff ({error})") from error
+    if not len(patch):
+        # A broken loop would otherwise evaluate the parent generation as if it were the child.
+        raise AgentPatchError(f"{patch_path} holds no diff: nothing to apply to the agent")
     warnings: list[str] = []
     kept: list[str] = []
     # A diff taken at this project's root names agent files as agent/...; then every other
@@ -93,7 +96,8 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
             continue
         kept.append(str(patched_file))
     if not kept:
-        return warnings
+        raise AgentPatchError(f"{patch_path} holds no change for the agent: every file it touches is outside "
+                              f"the agent tree")
     with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as handle:
         handle.write("".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in kept))
         filtered = handle.name
