@@ -202,17 +202,24 @@ def _python_block_end(text: str, after: int, indent: int) -> int:
     return len(text)
 
 
-def plant_python(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
+def _plant_after(text: str, chosen: list[tuple[TestUnit, Canary]], declaration: str,
+                 canary_text: Callable[[str, Canary], str]) -> str:
+    """Each chosen test renamed in place (`declaration` is how its name is introduced, e.g.
+    "def {}("), with its canary right after it: order-dependent suites still run in order."""
     edits = []
     for unit, canary in chosen:
         block = text[unit.start:unit.end].rstrip("\n") + "\n"
         indent = block[: len(block) - len(block.lstrip())]
-        renamed = block.replace(f"def {canary.source}(", f"def {canary.hidden_name}(", 1)
-        edits.append((unit.start, unit.end, renamed + "\n" + (
-            f"{indent}def {canary.source}(self, *args):\n"
-            f"{indent}    self.{canary.hidden_name}()\n"
-            f"{indent}    self.assertEqual({canary.expected}, {canary.actual})\n\n")))
+        renamed = block.replace(declaration.format(canary.source), declaration.format(canary.hidden_name), 1)
+        edits.append((unit.start, unit.end, renamed + "\n" + canary_text(indent, canary)))
     return _apply(text, edits)
+
+
+def plant_python(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
+    return _plant_after(text, chosen, "def {}(", lambda indent, canary: (
+        f"{indent}def {canary.source}(self, *args):\n"
+        f"{indent}    self.{canary.hidden_name}()\n"
+        f"{indent}    self.assertEqual({canary.expected}, {canary.actual})\n\n"))
 
 
 def python_leaf(reported: str) -> Leaf | None:
@@ -232,17 +239,12 @@ def go_units(text: str) -> list[TestUnit]:
 
 
 def plant_go(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
-    edits = []
-    for unit, canary in chosen:
-        block = text[unit.start:unit.end].rstrip("\n") + "\n"
-        renamed = block.replace(f"func {canary.source}(", f"func {canary.hidden_name}(", 1)
-        edits.append((unit.start, unit.end, renamed + "\n" + (
-            f"func {canary.source}(t *testing.T) {{\n"
-            f"\t{canary.hidden_name}(t)\n"
-            f"\tif !t.Failed() {{\n"
-            f"\t\tt.Fatalf(\"got %d, want %d\", {canary.actual}, {canary.expected})\n"
-            f"\t}}\n}}\n")))
-    return _apply(text, edits)
+    return _plant_after(text, chosen, "func {}(", lambda indent, canary: (
+        f"func {canary.source}(t *testing.T) {{\n"
+        f"\t{canary.hidden_name}(t)\n"
+        f"\tif !t.Failed() {{\n"
+        f"\t\tt.Fatalf(\"got %d, want %d\", {canary.actual}, {canary.expected})\n"
+        f"\t}}\n}}\n"))
 
 
 def go_leaf(reported: str) -> Leaf | None:
