@@ -28,6 +28,13 @@ from utils.sandbox import Limits, Sandbox, Sandboxes, SandboxSpec
 TESTBED = "/testbed"
 PATCH_FILE = f"{AGENT_DIR_IN_CONTAINER}/model_patch.diff"
 USAGE_FILE = f"{AGENT_DIR_IN_CONTAINER}/agent_usage.json"
+# What the harness copies out of an agent container at most. A larger patch is the agent's
+# output, not an infrastructure failure: `unresolved`, reason patch_too_large, with its size.
+# A larger transcript or usage file is left behind (noted), so the harness's memory stays
+# bounded whatever the agent writes.
+MAX_PATCH_BYTES = 8 * 1024 * 1024
+MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
+MAX_USAGE_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,7 @@ class AgentRun:
     chat_history: str
     usage: dict
     output_tail: str
+    patch_bytes: int | None = None  # set when the patch was over MAX_PATCH_BYTES (and is then "")
 
 
 def test_description(spec: LanguageSpec) -> str:
@@ -88,12 +96,12 @@ def run_agent(client: docker.DockerClient, image: str, agent: PreparedAgent, ins
             box.kill_all_processes()
             exit_code, timed_out, seconds, output = result.exit_code, result.timed_out, result.seconds, result.output
             log(f"agent exit {exit_code} timed_out={timed_out} after {seconds:.1f}s")
-        patch, source = _collect_patch(box, instance, spec, agent, log)
-        chat = box.get_files(f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md").get(
-            f"{instance.instance_id}.md", b"") if not agent.builtin else b""
-        usage = _read_usage(box) if not agent.builtin else {}
+        patch, source, too_large = _collect_patch(box, instance, spec, agent, log)
+        chat = _read_bounded(box, f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md", MAX_TRANSCRIPT_BYTES, log) \
+            if not agent.builtin else b""
+        usage = _read_usage(box, log) if not agent.builtin else {}
     return AgentRun(patch, source, exit_code, timed_out, seconds, chat.decode("utf-8", "replace"), usage,
-                    output[-20000:])
+                    output[-20000:], too_large)
 
 
 def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSettings) -> str:
@@ -113,11 +121,16 @@ def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSett
 
 
 def _collect_patch(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: PreparedAgent,
-                   log: Callable[[str], None]) -> tuple[str, str]:
+                   log: Callable[[str], None]) -> tuple[str, str, int | None]:
+    """(patch, source, size when over MAX_PATCH_BYTES)."""
     if not agent.builtin:
-        written = box.get_files(PATCH_FILE).get("model_patch.diff")
-        if written is not None:
-            return written.decode("utf-8", errors="replace"), "agent"
+        size = file_size(box, PATCH_FILE)
+        if size is not None and size > MAX_PATCH_BYTES:
+            log(f"model_patch.diff holds {size} bytes, over the {MAX_PATCH_BYTES}-byte limit: not copied")
+            return "", "agent", size
+        if size is not None:
+            written = box.get_files(PATCH_FILE).get("model_patch.diff", b"")
+            return written.decode("utf-8", errors="replace"), "agent", None
     excludes = " ".join(shlex.quote(f":(glob,exclude){pattern}") for pattern in spec.artifact_globs
                         if not pattern.startswith(".git/"))
     index = "/tmp/polyglot-harness-index"
@@ -131,14 +144,35 @@ def _collect_patch(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: 
     result = box.exec(command, 120, workdir=TESTBED)
     if result.exit_code != 0:
         log(f"harness diff failed (exit {result.exit_code}): {result.output[-500:]}")
-        return "", "harness"
+        return "", "harness", None
+    size = file_size(box, diff_file) or 0
+    if size > MAX_PATCH_BYTES:
+        log(f"the agent's changes make a {size}-byte diff, over the {MAX_PATCH_BYTES}-byte limit: not copied")
+        return "", "harness", size
     diff = box.get_files(diff_file).get("polyglot-harness.diff", b"")
-    return diff.decode("utf-8", errors="replace"), "harness"
+    return diff.decode("utf-8", errors="replace"), "harness", None
 
 
-def _read_usage(box: Sandbox) -> dict:
-    raw = box.get_files(USAGE_FILE).get("agent_usage.json")
-    if raw is None:
+def file_size(box: Sandbox, path: str) -> int | None:
+    """Size of a regular file in the container; None when there is none."""
+    result = box.exec(f"stat -c %s {shlex.quote(path)} 2>/dev/null", 30, workdir="/")
+    text = result.output.strip()
+    return int(text) if result.exit_code == 0 and text.isdigit() else None
+
+
+def _read_bounded(box: Sandbox, path: str, limit: int, log: Callable[[str], None]) -> bytes:
+    size = file_size(box, path)
+    if size is None:
+        return b""
+    if size > limit:
+        log(f"{path} holds {size} bytes, over the {limit}-byte limit: not copied")
+        return f"[{path} holds {size} bytes, over the harness's {limit}-byte limit: not kept]\n".encode()
+    return next(iter(box.get_files(path).values()), b"")
+
+
+def _read_usage(box: Sandbox, log: Callable[[str], None]) -> dict:
+    raw = _read_bounded(box, USAGE_FILE, MAX_USAGE_BYTES, log)
+    if not raw or raw.startswith(b"["):
         return {}
     try:
         usage = json.loads(raw)

@@ -20,7 +20,7 @@ import docker
 import docker.errors
 
 from utils.agent_image import PreparedAgent
-from utils.agent_run import AgentRun, AgentRunSettings, run_agent
+from utils.agent_run import MAX_PATCH_BYTES, AgentRun, AgentRunSettings, run_agent
 from utils.dataset import Instance
 from utils.canaries import separate
 from utils.grading import GradingOutcome, GradingRequest, leaf_of, grade
@@ -82,7 +82,7 @@ def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.
         sandboxes = sandboxes or Sandboxes(client, job.run_id)
         agent_run = _agent_phase(client, job, result, log, stop, sandboxes)
         after_agent()
-        if agent_run is None:
+        if agent_run is None or agent_run.patch_bytes is not None:
             return _finish(job, result, started)
         _grading_phase(client, job, result, agent_run.patch, log, stop, sandboxes)
     except RunCancelled:
@@ -119,6 +119,9 @@ def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sa
             time.sleep(1.0 * attempt)
     result.model_patch, result.patch_source = agent_run.patch, agent_run.patch_source
     result.agent_exit_code, result.agent_timed_out = agent_run.exit_code, agent_run.timed_out
+    if agent_run.patch_bytes is not None:
+        result.eval_result, result.reason = UNRESOLVED, "patch_too_large"
+        result.detail = f"the patch holds {agent_run.patch_bytes} bytes, over the {MAX_PATCH_BYTES}-byte limit"
     result.agent_usage = agent_run.usage
     result.seconds["agent"] = round(agent_run.seconds, 3)
     (job.output_dir / f"{job.instance.instance_id}.md").write_text(agent_run.chat_history or "", encoding="utf-8")
