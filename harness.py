@@ -37,10 +37,12 @@ from utils.languages import LANGUAGES
 from utils.results import (BUCKETS, FINISHED_BUCKETS, InstanceResult, build_run_report, load_instance_results,
                            write_json)
 from utils.run_instance import InstanceJob, RunCancelled, run_instance
-from utils.sandbox import Limits, Sandboxes, remove_run_containers, remove_stale_containers
+from utils.sandbox import (Limits, SandboxError, Sandboxes, create_run_network, remove_run_containers, remove_run_network,
+                           remove_stale_containers, remove_stale_networks)
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 DEFAULT_OUTPUT_DIR = PROJECT_ROOT / "runs"
+DEFAULT_DISK = "10g"  # per container: what an agent or a test run may write
 DEFAULT_PASS_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_ORG_ID", "ANTHROPIC_API_KEY",
                     "ANTHROPIC_BASE_URL", "GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENROUTER_API_KEY",
                     "DEEPSEEK_API_KEY", "AZURE_OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT", "AGENT_MAX_SECONDS",
@@ -81,6 +83,7 @@ def harness(
     cpus: float | None = None,
     memory: str | None = None,
     pids_limit: int = 2048,
+    disk: str | None = DEFAULT_DISK,
     pass_env: list[str] | None = None,
     agent_network: str = "bridge",
     ca_bundle: str | None = None,
@@ -89,7 +92,7 @@ def harness(
 ) -> RunOutcome:
     """Run (or resume) one evaluation; returns the results, the report and their paths."""
     check_settings(max_workers=max_workers, agent_timeout=agent_timeout, test_timeout=test_timeout, cpus=cpus,
-                   memory=memory, pids_limit=pids_limit, agent_network=agent_network)
+                   memory=memory, pids_limit=pids_limit, agent_network=agent_network, disk=disk)
     if predictions is None:
         check_agent_model(agent, model, pass_env)
     subsets = [subset] if isinstance(subset, str) else list(subset or [])
@@ -114,21 +117,29 @@ def harness(
         ensure_engine(log=lambda message: print(message, file=sys.stderr))
         client = docker_client()
         remove_stale_containers(client)
+        remove_stale_networks(client)
         images = _ensure_images(client, instances, prepared, settings, Path(workdir))
         workers = max(1, max_workers)
-        limits = _default_limits(workers, cpus, memory, pids_limit)
+        limits = _default_limits(workers, cpus, memory, pids_limit, disk)
         environment = {key: os.environ[key] for key in (pass_env if pass_env is not None else DEFAULT_PASS_ENV)
                        if key in os.environ}
-        agent_settings = AgentRunSettings(agent_timeout, model, agent_network, environment, limits)
         run_id = f"{time.strftime('%m%d%H%M%S')}{secrets.token_hex(2)}"
-        jobs = [InstanceJob(instance, prepared, images[f"agent:{instance.language}"],
-                            images[instance.language], agent_settings, test_timeout, limits, run_id, name, run_dir,
-                            predicted.get(instance.instance_id) if predicted is not None else None)
-                for instance in instances if instance.instance_id not in previous]
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_json(run_dir / "run_settings.json", run_settings)
-        results = dict(previous)
-        interrupted = _execute(client, jobs, results, workers, run_id, progress, len(previous))
+        # Agents of one run must not reach each other: "bridge" means the run's own network.
+        own_network = agent_network == "bridge" and not prepared.builtin and predicted is None
+        try:
+            network = _run_network(client, run_id) if own_network else agent_network
+            agent_settings = AgentRunSettings(agent_timeout, model, network, environment, limits)
+            jobs = [InstanceJob(instance, prepared, images[f"agent:{instance.language}"],
+                                images[instance.language], agent_settings, test_timeout, limits, run_id, name,
+                                run_dir, predicted.get(instance.instance_id) if predicted is not None else None)
+                    for instance in instances if instance.instance_id not in previous]
+            run_dir.mkdir(parents=True, exist_ok=True)
+            write_json(run_dir / "run_settings.json", run_settings)
+            results = dict(previous)
+            interrupted = _execute(client, jobs, results, workers, run_id, progress, len(previous))
+        finally:
+            if own_network:
+                remove_run_network(client, run_id)
     report = asdict(build_run_report(name, [instance.instance_id for instance in instances], results))
     report_path = Path(output_dir) / f"{name}_0.0.json"
     write_json(report_path, report)
@@ -140,7 +151,7 @@ _MEMORY = re.compile(r"[1-9][0-9]*(?:\.[0-9]+)?[bkmg]?", re.I)
 
 
 def check_settings(max_workers: int, agent_timeout: int, test_timeout: int, cpus: float | None, memory: str | None,
-                   pids_limit: int, agent_network: str) -> None:
+                   pids_limit: int, agent_network: str, disk: str | None = None) -> None:
     """Every run setting checked before anything starts: one line naming the setting."""
     if not isinstance(max_workers, int) or max_workers < 1:
         raise HarnessError(f"--max_workers must be a whole number >= 1, got {max_workers!r}")
@@ -154,8 +165,18 @@ def check_settings(max_workers: int, agent_timeout: int, test_timeout: int, cpus
         raise HarnessError(f"--memory must be a size such as 512m or 4g, got {memory!r}")
     if not isinstance(pids_limit, int) or pids_limit < 64:
         raise HarnessError(f"--pids_limit must be a whole number >= 64, got {pids_limit!r}")
+    if disk is not None and (not _MEMORY.fullmatch(str(disk)) or size_in_bytes(disk) < 64 << 20):
+        raise HarnessError(f"--disk must be a size of at least 64m such as 10g, got {disk!r}")
     if agent_network not in AGENT_NETWORKS:
         raise HarnessError(f"--agent_network must be one of {', '.join(AGENT_NETWORKS)}, got {agent_network!r}")
+
+
+def size_in_bytes(size: str) -> int:
+    """'512m', '10g', '1.5g', '4096' (bytes) -> bytes."""
+    units = {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    text = str(size).strip().lower()
+    factor = units.get(text[-1], None)
+    return int(float(text[:-1]) * factor) if factor else int(float(text))
 
 
 def check_agent_model(agent: str, model: str | None, pass_env: list[str] | None) -> None:
@@ -167,6 +188,13 @@ def check_agent_model(agent: str, model: str | None, pass_env: list[str] | None)
     if "OPENAI_MODEL" in passed and os.environ.get("OPENAI_MODEL"):
         return
     raise HarnessError("the default agent needs a model: pass --model NAME (or set OPENAI_MODEL)")
+
+
+def _run_network(client, run_id: str) -> str:
+    try:
+        return create_run_network(client, run_id)
+    except SandboxError as error:
+        raise HarnessError(str(error)) from error
 
 
 def _select(dataset: Path, subsets, instance_ids, languages, num_samples) -> list[Instance]:
@@ -241,11 +269,12 @@ def _ensure_images(client, instances: list[Instance], agent: PreparedAgent, sett
     return images
 
 
-def _default_limits(workers: int, cpus: float | None, memory: str | None, pids: int) -> Limits:
+def _default_limits(workers: int, cpus: float | None, memory: str | None, pids: int, disk: str | None) -> Limits:
     cores = os.cpu_count() or 1
     total_memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     default_memory = f"{max(1, min(8, total_memory // (1 << 30) // max(1, workers)))}g"
-    return Limits(cpus=cpus or float(cores), memory=memory or default_memory, pids=pids)
+    return Limits(cpus=cpus or float(cores), memory=memory or default_memory, pids=pids,
+                  disk=size_in_bytes(disk) if disk else None)
 
 
 def _sandboxes_for(client, jobs: list[InstanceJob], workers: int, run_id: str) -> Sandboxes:
@@ -375,6 +404,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--cpus", type=float, default=None, help="CPUs per container (default: all cores)")
     parser.add_argument("--memory", default=None, help="memory per container, e.g. 4g (default: RAM / workers)")
     parser.add_argument("--pids_limit", type=int, default=2048)
+    parser.add_argument("--disk", default=DEFAULT_DISK,
+                        help=f"disk each container may write, e.g. 10g (default {DEFAULT_DISK}); past it the agent "
+                             "or test run is stopped (reason recorded)")
     parser.add_argument("--pass_env", type=_comma_list, default=None,
                         help=f"environment variables passed to the agent (default: {','.join(DEFAULT_PASS_ENV[:4])}, ...)")
     parser.add_argument("--agent_network", default="bridge", help="bridge (default) | host | none")
@@ -411,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
             output_dir=args.output_dir, dataset=args.dataset, instance_ids=args.instance_ids,
             languages=args.languages, agent=args.agent, model=args.model, agent_timeout=args.agent_timeout,
             test_timeout=args.test_timeout, predictions=args.predictions, cpus=args.cpus, memory=args.memory,
-            pids_limit=args.pids_limit, pass_env=args.pass_env, agent_network=args.agent_network,
+            pids_limit=args.pids_limit, disk=args.disk, pass_env=args.pass_env, agent_network=args.agent_network,
             ca_bundle=args.ca_bundle, force=args.force, progress=not args.no_progress,
         )
     except (HarnessError, DatasetError, AgentPatchError, ImageError, EngineError) as error:

@@ -53,7 +53,7 @@ from bench.image_timings import (agent_layer_timings, cold_builds, cold_image_ta
                                  warn_cold)
 from bench.overhead import PHASES, InstanceOverhead, PhaseRecorder, run_noop_grading
 from bench.table import render, spread
-from harness import HarnessError, _default_limits, harness
+from harness import DEFAULT_DISK, HarnessError, _default_limits, harness
 from utils.agent_image import AgentPatchError
 from utils.dataset import DatasetError, Instance, load_dataset, select_instances
 from utils.engine import EngineError, ensure_engine
@@ -113,7 +113,7 @@ def measure_overhead(client, instances: list[Instance], images: dict[str, str], 
         log(f"overhead: no-op grading over {len(instances)} instance(s)")
         patches = {instance_id: result.model_patch for instance_id, result in oracle.items()}
         grading_seconds = run_noop_grading(client, instances, patches, images, workers,
-                                           _default_limits(workers, None, None, 2048), run_id, recorder)
+                                           _default_limits(workers, None, None, 2048, DEFAULT_DISK), run_id, recorder)
     return [InstanceOverhead(instance.instance_id, instance.language,
                              recorder.phases_of("agent", instance.instance_id,
                                                 null_results[instance.instance_id].seconds.get("total", 0.0)),

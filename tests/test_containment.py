@@ -72,3 +72,102 @@ def test_containers_run_without_capabilities_or_new_privileges(role, docker_clie
     assert fields["CapEff"].strip() == fields["CapBnd"].strip() == "0000000000000000", status.output
     assert fields["NoNewPrivs"].strip() == "1"
     assert status.output.strip().splitlines()[-1] != "0", "root in the container could still chown"
+
+
+# --- network ---------------------------------------------------------------------------------
+
+REACH = ("python3 -c \"import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3); "
+         "print('reached')\" {host} {port}")
+
+
+def _serve(box) -> str:
+    box.exec("nohup python3 -m http.server 8765 --bind 0.0.0.0 > /dev/null 2>&1 &", 10, workdir="/")
+    box.exec("for i in $(seq 50); do python3 -c \"import socket; socket.create_connection(('127.0.0.1', 8765), 1)\" "
+             "2>/dev/null && break; sleep 0.1; done", 20, workdir="/")
+    box.container.reload()
+    return next(iter(box.container.attrs["NetworkSettings"]["Networks"].values()))["IPAddress"]
+
+
+def _two_agents(docker_client, image: str, network: str, run_id: str):
+    from utils.sandbox import Sandboxes, SandboxSpec
+
+    sandboxes = Sandboxes(docker_client, run_id)
+    spec = SandboxSpec(image=image, role="agent", network=network)
+    return sandboxes.start(spec, "agent-a"), sandboxes.start(spec, "agent-b")
+
+
+def test_agents_of_a_run_cannot_reach_each_other_but_reach_the_host(docker_client, language_images,
+                                                                     no_leftover_containers):
+    import socket
+    import threading
+
+    from utils.sandbox import create_run_network, remove_run_network
+
+    run_id = "net-check"
+    network = create_run_network(docker_client, run_id)
+    listener = socket.socket()
+    listener.bind(("0.0.0.0", 0))
+    listener.listen()
+    threading.Thread(target=lambda: listener.accept(), daemon=True).start()
+    try:
+        first, second = _two_agents(docker_client, language_images["python"], network, run_id)
+        with first, second:
+            address = _serve(first)
+            blocked = second.exec(REACH.format(host=address, port=8765), 30, workdir="/")
+            gateway = docker_client.networks.get(network).attrs["IPAM"]["Config"][0]["Gateway"]
+            outward = second.exec(REACH.format(host=gateway, port=listener.getsockname()[1]), 30, workdir="/")
+    finally:
+        listener.close()
+        remove_run_network(docker_client, run_id)
+    assert "reached" not in blocked.output, "one agent reached another on the run network"
+    assert "reached" in outward.output, f"the agent could not reach the host: {outward.output[-500:]}"
+    assert not docker_client.networks.list(names=[network])
+
+
+def test_on_the_default_bridge_the_same_probe_does_connect(docker_client, language_images, no_leftover_containers):
+    """The probe above can fail: without the run network, agents reach each other."""
+    first, second = _two_agents(docker_client, language_images["python"], "bridge", "net-control")
+    with first, second:
+        address = _serve(first)
+        reached = second.exec(REACH.format(host=address, port=8765), 30, workdir="/")
+    assert "reached" in reached.output, reached.output[-500:]
+
+
+def test_a_run_removes_its_network(sample_dataset, tmp_path, docker_client, no_leftover_containers):
+    before = {network.name for network in docker_client.networks.list()}
+    results, _ = run_measured(tmp_path, {GO: {"files": GO_SOLUTION}}, dataset=str(sample_dataset), instance_ids=[GO])
+    assert results[GO]["eval_result"] == "resolved"
+    log = (tmp_path / "chaos_0" / f"{GO}_docker.log").read_text()
+    assert "(network polyglot-harness-net-" in log
+    assert {network.name for network in docker_client.networks.list()} == before
+
+
+# --- disk ------------------------------------------------------------------------------------
+
+PYTHON_SOLUTION = {"running_total.py": (SAMPLES / "python" / "exercises" / "practice" / "running-total" / ".meta"
+                                        / "example.py").read_text()}
+
+
+def test_disk_hog_is_stopped_at_the_cap_and_graded_on_what_it_left(sample_dataset, tmp_path, docker_client,
+                                                                   no_leftover_containers):
+    import shutil
+
+    free_before = shutil.disk_usage("/var/lib/docker").free
+    plan = {PYTHON: {"files": PYTHON_SOLUTION, "disk_bytes": 6 << 30, "sleep": 60}, GO: {"files": GO_SOLUTION}}
+    results, _ = run_measured(tmp_path, plan, dataset=str(sample_dataset), instance_ids=[PYTHON, GO], disk="512m")
+    hostile, neighbour = results[PYTHON], results[GO]
+    assert hostile["agent_stopped"] == "disk_limit" and not hostile["agent_timed_out"], hostile
+    assert hostile["seconds"]["agent"] < 60, "the disk hog ran to its end"
+    assert (hostile["eval_result"], hostile["kept_paths"]) == ("resolved", ["running_total.py"]), hostile["detail"]
+    log = (tmp_path / "chaos_0" / f"{PYTHON}_docker.log").read_text()
+    assert "outgrew the 536870912-byte disk cap" in log and "filler.bin" in log
+    assert (neighbour["eval_result"], neighbour["agent_stopped"]) == ("resolved", "")
+    assert shutil.disk_usage("/var/lib/docker").free > free_before - (1 << 30)
+
+
+def test_disk_setting_is_checked(tmp_path):
+    from harness import HarnessError, harness
+
+    for bad in ("lots", "1m", "-5g"):
+        with pytest.raises(HarnessError, match="--disk"):
+            harness(dataset=tmp_path, output_dir=tmp_path / "runs", agent="oracle", progress=False, disk=bad)

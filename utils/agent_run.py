@@ -57,6 +57,7 @@ class AgentRun:
     usage: dict
     output_tail: str
     patch_bytes: int | None = None  # set when the patch was over MAX_PATCH_BYTES (and is then "")
+    disk_limited: bool = False      # stopped for outgrowing Limits.disk; graded on what it left
 
 
 def test_description(spec: LanguageSpec) -> str:
@@ -81,6 +82,7 @@ def run_agent(client: docker.DockerClient, image: str, agent: PreparedAgent, ins
     with sandboxes.start(sandbox_spec, instance.instance_id) as box:
         log(f"agent container from {image} (network {network})")
         box.put_directory(instance.agent_repo_dir, TESTBED)
+        disk_limited = False
         if agent.name == "oracle":
             # The reference travels into a container only for the oracle agent.
             box.put_directory(instance.reference_dir, TESTBED)
@@ -92,8 +94,11 @@ def run_agent(client: docker.DockerClient, image: str, agent: PreparedAgent, ins
             log(f"$ {command}")
             result = box.exec(command, settings.timeout, workdir=TESTBED,
                               environment={"POLYGLOT_PROBLEM_STATEMENT": instance.problem_statement,
-                                           "POLYGLOT_TEST_DESCRIPTION": test_description(spec)})
+                                           "POLYGLOT_TEST_DESCRIPTION": test_description(spec)}, guard_disk=True)
             box.kill_all_processes()
+            if result.disk_exceeded:
+                disk_limited = True
+                log(f"the agent outgrew the {settings.limits.disk}-byte disk cap: stopped")
             exit_code, timed_out, seconds, output = result.exit_code, result.timed_out, result.seconds, result.output
             log(f"agent exit {exit_code} timed_out={timed_out} after {seconds:.1f}s")
         patch, source, too_large = _collect_patch(box, instance, spec, agent, log)
@@ -101,7 +106,7 @@ def run_agent(client: docker.DockerClient, image: str, agent: PreparedAgent, ins
             if not agent.builtin else b""
         usage = _read_usage(box, log) if not agent.builtin else {}
     return AgentRun(patch, source, exit_code, timed_out, seconds, chat.decode("utf-8", "replace"), usage,
-                    output[-20000:], too_large)
+                    output[-20000:], too_large, disk_limited)
 
 
 def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSettings) -> str:
@@ -137,11 +142,17 @@ def _collect_patch(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: 
     diff_file = "/tmp/polyglot-harness.diff"
     # A private index: whatever the agent did to the repo's own index or HEAD, the diff is
     # taken against the base commit.
-    command = (f"export GIT_INDEX_FILE={index}; git read-tree {instance.base_commit} && "
+    # Files too large for any patch are removed first: hashing them into git's object store
+    # would copy them once more (disk) and take minutes; they are listed in the log.
+    command = (f"find . -type f -size +{MAX_PATCH_BYTES // 1024}k -not -path './.git/*' -print -delete "
+               f"| sed 's/^/removed oversized file: /' >&2; "
+               f"export GIT_INDEX_FILE={index}; git read-tree {instance.base_commit} && "
                f"git add -A -- . {excludes} && "
                f"git diff --cached --binary --no-color {instance.base_commit} -- . {excludes} > {diff_file}")
     log(f"$ {command}")
     result = box.exec(command, 120, workdir=TESTBED)
+    if result.output.strip():
+        log(result.output[-2000:])
     if result.exit_code != 0:
         log(f"harness diff failed (exit {result.exit_code}): {result.output[-500:]}")
         return "", "harness", None

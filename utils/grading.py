@@ -31,6 +31,7 @@ from utils.sandbox import ExecResult, Limits, Sandboxes, SandboxSpec
 from utils.verdict import GRADING_TESTS, Verdict, decide
 
 PATCH_APPLY_FAILED = "patch_apply_failed"
+DISK_LIMIT = "disk_limit"
 TESTBED = "/testbed"
 
 
@@ -98,12 +99,17 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
         sandboxes = sandboxes or Sandboxes(client, run_id)
         with sandboxes.start(grading_sandbox_spec(image, limits, request.spec), request.instance_id) as box:
             box.put_directory(tree, TESTBED)
-            exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED)
+            exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED, guard_disk=True)
             # Nothing the code under test started may touch the report after the run.
             box.stop()
             report = {name: content.decode("utf-8", errors="replace")
                       for name, content in box.get_files(report_dir).items()}
     results = request.spec.parse_results(report)
+    if exec_result.disk_exceeded:
+        verdict = Verdict(False, DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
+        log(f"verdict {verdict.reason}: {verdict.detail}")
+        return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script,
+                              time.monotonic() - started, guarded, planted)
     verdict = decide(exit_code=exec_result.exit_code, timed_out=exec_result.timed_out,
                      results=results, expected_tests=request.expected_tests,
                      expected_skips=request.expected_skips, grading_mode=request.grading_mode,

@@ -50,6 +50,8 @@ class InstanceResult:
     grading_image: str = ""               # language image tag grading ran in
     agent_exit_code: int | None = None    # the agent process's exit code (124/137: timeout)
     agent_timed_out: bool = False
+    agent_stopped: str = ""               # "disk_limit": the harness stopped the agent for outgrowing
+                                          # the disk cap (--disk); its work is still graded
     agent_usage: dict[str, Any] = field(default_factory=dict)  # the agent's agent_usage.json
     patch_source: str = ""                # "agent" (model_patch.diff) | "harness" (computed diff)
     kept_paths: list[str] = field(default_factory=list)        # patch paths graded

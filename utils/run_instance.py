@@ -119,6 +119,7 @@ def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sa
             time.sleep(1.0 * attempt)
     result.model_patch, result.patch_source = agent_run.patch, agent_run.patch_source
     result.agent_exit_code, result.agent_timed_out = agent_run.exit_code, agent_run.timed_out
+    result.agent_stopped = "disk_limit" if agent_run.disk_limited else ""
     if agent_run.patch_bytes is not None:
         result.eval_result, result.reason = UNRESOLVED, "patch_too_large"
         result.detail = f"the patch holds {agent_run.patch_bytes} bytes, over the {MAX_PATCH_BYTES}-byte limit"

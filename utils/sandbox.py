@@ -54,6 +54,7 @@ class ExecResult:
     timed_out: bool
     seconds: float
     truncated: bool = False
+    disk_exceeded: bool = False  # the container's writable layer outgrew Limits.disk: processes killed
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,14 @@ class Limits:
     cpus: float = 1.0
     memory: str = "4g"
     pids: int = 1024
+    # Bytes the container may add to its writable layer (None: no cap). Overlay2 on ext4 has
+    # no quota, so a watchdog polls the layer's size during an exec run with guard_disk (the
+    # agent, the tests) and, past the cap, kills every process in the container: disk use
+    # stays near the cap plus one poll interval of writing.
+    disk: int | None = None
+
+
+DISK_POLL_S = 1.0
 
 
 @dataclass
@@ -122,7 +131,7 @@ class Sandbox:
     # --- commands ------------------------------------------------------------------------
 
     def exec(self, command: str, timeout: int, workdir: str = "/testbed",
-             environment: dict[str, str] | None = None) -> ExecResult:
+             environment: dict[str, str] | None = None, guard_disk: bool = False) -> ExecResult:
         wrapped = ["timeout", "-k", str(KILL_GRACE_S), str(timeout), "sh", "-c", command]
         api = self.client.api
         started = time.monotonic()
@@ -132,16 +141,24 @@ class Sandbox:
         watchdog = threading.Timer(timeout + KILL_GRACE_S + 10, self.kill_all_processes)
         watchdog.daemon = True
         watchdog.start()
+        disk_guard = _DiskGuard(self) if guard_disk and self.limits.disk else None
         collector = _CappedOutput(OUTPUT_CAP)
         try:
             for chunk in stream:
                 collector.add(chunk)
         finally:
             watchdog.cancel()
+            if disk_guard is not None:
+                disk_guard.stop()
         exit_code = api.exec_inspect(exec_id).get("ExitCode")
         seconds = time.monotonic() - started
-        timed_out = exit_code in (124, 137) and seconds >= timeout - 0.5
-        return ExecResult(exit_code, collector.text(), timed_out, seconds, collector.truncated)
+        exceeded = disk_guard is not None and disk_guard.exceeded
+        timed_out = exit_code in (124, 137) and seconds >= timeout - 0.5 and not exceeded
+        return ExecResult(exit_code, collector.text(), timed_out, seconds, collector.truncated, exceeded)
+
+    def writable_layer_bytes(self) -> int:
+        listed = self.client.api.containers(all=True, size=True, filters={"id": self._id()})
+        return int(listed[0].get("SizeRw") or 0) if listed else 0
 
     def kill_all_processes(self) -> None:
         """End every process in the container, then start it again, its files intact.
@@ -218,6 +235,33 @@ class Sandbox:
         if self.container is None:
             raise SandboxError("the sandbox is not started")
         return self.container
+
+
+class _DiskGuard:
+    """Polls a container's writable-layer size while a command runs; past Limits.disk it
+    kills every process in the container (the command then ends) and says so."""
+
+    def __init__(self, box: "Sandbox") -> None:
+        self.box = box
+        self.exceeded = False
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="disk-guard")
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._stopped.wait(DISK_POLL_S):
+            try:
+                used = self.box.writable_layer_bytes()
+            except (docker.errors.DockerException, OSError):
+                continue
+            if used > (self.box.limits.disk or 0):
+                self.exceeded = True
+                self.box.kill_all_processes()
+                return
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=30)
 
 
 class _CappedOutput:
@@ -469,6 +513,56 @@ def remove_stale_containers(client: docker.DockerClient) -> int:
         _remove_container(container)
         removed += 1
     return removed
+
+
+# --- the run's agent network ------------------------------------------------------------------
+
+RUN_NETWORK_PREFIX = "polyglot-harness-net-"
+
+
+def create_run_network(client: docker.DockerClient, run_id: str) -> str:
+    """A bridge network of this run with inter-container traffic off: its agents reach the
+    model API (NAT through the host) but not each other. Labelled like the run's containers."""
+    name = f"{RUN_NETWORK_PREFIX}{run_id}"
+    labels = {LABEL_RUN: run_id, LABEL_PID: str(os.getpid()), LABEL_HOST: socket.gethostname()}
+    try:
+        client.networks.create(name, driver="bridge", labels=labels,
+                               options={"com.docker.network.bridge.enable_icc": "false"})
+    except docker.errors.DockerException as error:
+        raise SandboxError(f"cannot create the run's agent network {name}: {error}") from error
+    return name
+
+
+def remove_run_network(client: docker.DockerClient, run_id: str) -> None:
+    for network in client.networks.list(filters={"label": f"{LABEL_RUN}={run_id}"}):
+        _remove_network(network)
+
+
+def remove_stale_networks(client: docker.DockerClient) -> int:
+    """Remove run networks whose owning harness process (on this host) is gone."""
+    removed = 0
+    for network in client.networks.list(filters={"label": LABEL_RUN}):
+        labels = network.attrs.get("Labels") or {}
+        if labels.get(LABEL_HOST) != socket.gethostname():
+            continue
+        try:
+            pid = int(labels.get(LABEL_PID, "0"))
+        except ValueError:
+            pid = 0
+        if pid > 0 and process_alive(pid):
+            continue
+        removed += _remove_network(network)
+    return removed
+
+
+def _remove_network(network) -> int:
+    try:
+        network.remove()
+        return 1
+    except docker.errors.NotFound:
+        return 0
+    except docker.errors.APIError:
+        return 0  # still has endpoints (a container being removed): a later run reaps it
 
 
 def process_alive(pid: int) -> bool:
