@@ -30,14 +30,14 @@ from utils.agent_image import AgentPatchError, PreparedAgent, ensure_agent_image
 from utils.agent_run import AgentRunSettings, agent_sandbox_spec
 from utils.dataset import DEFAULT_DATASET_DIR, DatasetError, Instance, load_dataset, select_instances
 from utils.build_cache import prune_cache_volumes
-from utils.engine import EngineError, ensure_engine
+from utils.engine import EngineError, engine_answers, ensure_engine
 from utils.grading import grading_sandbox_spec
 from utils.images import ImageError, ImageSettings, docker_client, ensure_all_images, ensure_language_image
 from utils.languages import LANGUAGES
 from utils.results import (BUCKETS, FINISHED_BUCKETS, InstanceResult, build_run_report, load_instance_results,
                            write_json)
 from utils.run_instance import InstanceJob, RunCancelled, run_instance
-from utils.sandbox import (Limits, SandboxError, Sandboxes, create_run_network, remove_run_containers, remove_run_network,
+from utils.sandbox import (ENGINE_ERRORS, Limits, SandboxError, Sandboxes, create_run_network, remove_run_containers, remove_run_network,
                            remove_stale_containers, remove_stale_networks)
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -138,8 +138,7 @@ def harness(
             results = dict(previous)
             interrupted = _execute(client, jobs, results, workers, run_id, progress, len(previous))
         finally:
-            if own_network:
-                remove_run_network(client, run_id)
+            _clean_up_run(client, run_id, own_network)
     report = asdict(build_run_report(name, [instance.instance_id for instance in instances], results))
     report_path = Path(output_dir) / f"{name}_0.0.json"
     write_json(report_path, report)
@@ -188,6 +187,24 @@ def check_agent_model(agent: str, model: str | None, pass_env: list[str] | None)
     if "OPENAI_MODEL" in passed and os.environ.get("OPENAI_MODEL"):
         return
     raise HarnessError("the default agent needs a model: pass --model NAME (or set OPENAI_MODEL)")
+
+
+ENGINE_RETURN_WAIT_S = 60
+
+
+def _clean_up_run(client, run_id: str, own_network: bool) -> None:
+    """Remove the run's containers and network. When the engine went away (a restart), wait
+    a while for it to come back; failing that, the next run reaps them (labels)."""
+    deadline = time.monotonic() + ENGINE_RETURN_WAIT_S
+    while not engine_answers(timeout=2.0) and time.monotonic() < deadline:
+        time.sleep(1.0)
+    try:
+        remove_run_containers(client, run_id)
+        if own_network:
+            remove_run_network(client, run_id)
+    except ENGINE_ERRORS as error:
+        print(f"warning: could not remove this run's containers ({error}); the next run removes them",
+              file=sys.stderr)
 
 
 def _run_network(client, run_id: str) -> str:

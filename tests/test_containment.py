@@ -171,3 +171,56 @@ def test_disk_setting_is_checked(tmp_path):
     for bad in ("lots", "1m", "-5g"):
         with pytest.raises(HarnessError, match="--disk"):
             harness(dataset=tmp_path, output_dir=tmp_path / "runs", agent="oracle", progress=False, disk=bad)
+
+
+# --- the engine going away -----------------------------------------------------------------------
+
+def test_engine_restart_mid_run_ends_cleanly_and_a_resume_finishes_the_broken_instances(
+        sample_dataset, tmp_path, docker_client):
+    """Restarts THE engine the suite uses, so it needs one this project started (CI always
+    does: run_tests.sh). The agents sleep; the restart kills their containers mid-run."""
+    import os
+    import time
+
+    from tests.conftest import IN_CI
+    from utils.engine import ENGINE_PIDFILE, engine_answers, ensure_engine, stop_engine
+    from utils.sandbox import LABEL_PID, LABEL_ROLE, list_run_containers
+
+    if not ENGINE_PIDFILE.is_file():
+        message = "the engine was not started by this project (no pidfile): not restarting someone else's"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    plan = {PYTHON: {"files": PYTHON_SOLUTION, "sleep": 40}, GO: {"files": GO_SOLUTION, "sleep": 40}}
+    settings = {"agent": str(WRITER), "model_name_or_path": "chaos", "output_dir": str(tmp_path),
+                "pass_env": ["TEST_AGENT_PLAN"], "max_workers": 2, "dataset": str(sample_dataset),
+                "instance_ids": [PYTHON, GO]}
+    env = {**os.environ, "TEST_AGENT_PLAN": json.dumps(plan)}
+    command = [sys.executable, "-c", HARNESS_WITH_PEAK_MEMORY, str(PROJECT_ROOT), json.dumps(settings)]
+    run = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            agents = [c for c in list_run_containers(docker_client)
+                      if c.labels.get(LABEL_PID) == str(run.pid) and c.labels.get(LABEL_ROLE) == "agent"
+                      and c.status == "running"]
+            if len(agents) == 2:
+                break
+            time.sleep(0.5)
+        assert len(agents) == 2, "the agents never ran"
+        time.sleep(3)  # the agent commands are running
+        assert stop_engine(log=lambda message: None)
+        assert ensure_engine(log=lambda message: None) and engine_answers()
+        stdout, stderr = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, stderr[-3000:]
+    first = {path.stem: json.loads(path.read_text()) for path in (tmp_path / "chaos_0").glob("*__*.json")}
+    assert {r["eval_result"] for r in first.values()} == {"incomplete"}, {i: r["detail"] for i, r in first.items()}
+    assert {r["reason"] for r in first.values()} <= {"agent_interrupted", "infrastructure_failed"}
+    assert [c.name for c in list_run_containers(docker_client) if c.labels.get(LABEL_PID) == str(run.pid)] == []
+
+    plan = {PYTHON: {"files": PYTHON_SOLUTION}, GO: {"files": GO_SOLUTION}}
+    resumed, _ = run_measured(tmp_path, plan, dataset=str(sample_dataset), instance_ids=[PYTHON, GO])
+    assert {i: r["eval_result"] for i, r in resumed.items()} == {PYTHON: "resolved", GO: "resolved"}

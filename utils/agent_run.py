@@ -23,7 +23,7 @@ import docker
 from utils.agent_image import AGENT_DIR_IN_CONTAINER, PreparedAgent
 from utils.dataset import Instance
 from utils.languages import LanguageSpec
-from utils.sandbox import Limits, Sandbox, Sandboxes, SandboxSpec
+from utils.sandbox import CommandNotStarted, Limits, Sandbox, SandboxError, Sandboxes, SandboxSpec
 
 TESTBED = "/testbed"
 PATCH_FILE = f"{AGENT_DIR_IN_CONTAINER}/model_patch.diff"
@@ -35,6 +35,15 @@ USAGE_FILE = f"{AGENT_DIR_IN_CONTAINER}/agent_usage.json"
 MAX_PATCH_BYTES = 8 * 1024 * 1024
 MAX_TRANSCRIPT_BYTES = 8 * 1024 * 1024
 MAX_USAGE_BYTES = 1024 * 1024
+
+
+class AgentNotStarted(SandboxError):
+    """The engine refused to start the agent's command: nothing ran, a retry costs nothing."""
+
+
+class AgentInterrupted(SandboxError):
+    """The engine failed after the agent had started: its work is lost, and running it again
+    costs model money, so the instance ends `incomplete` (a resume runs it again)."""
 
 
 @dataclass(frozen=True)
@@ -82,31 +91,45 @@ def run_agent(client: docker.DockerClient, image: str, agent: PreparedAgent, ins
     with sandboxes.start(sandbox_spec, instance.instance_id) as box:
         log(f"agent container from {image} (network {network})")
         box.put_directory(instance.agent_repo_dir, TESTBED)
-        disk_limited = False
-        if agent.name == "oracle":
-            # The reference travels into a container only for the oracle agent.
-            box.put_directory(instance.reference_dir, TESTBED)
-            exit_code, timed_out, seconds, output = 0, False, 0.0, "oracle: reference solution copied"
-        elif agent.name == "null":
-            exit_code, timed_out, seconds, output = 0, False, 0.0, "null agent: no change"
-        else:
-            command = agent_command(instance, spec, settings)
-            log(f"$ {command}")
-            result = box.exec(command, settings.timeout, workdir=TESTBED,
-                              environment={"POLYGLOT_PROBLEM_STATEMENT": instance.problem_statement,
-                                           "POLYGLOT_TEST_DESCRIPTION": test_description(spec)}, guard_disk=True)
-            box.kill_all_processes()
-            if result.disk_exceeded:
-                disk_limited = True
-                log(f"the agent outgrew the {settings.limits.disk}-byte disk cap: stopped")
-            exit_code, timed_out, seconds, output = result.exit_code, result.timed_out, result.seconds, result.output
-            log(f"agent exit {exit_code} timed_out={timed_out} after {seconds:.1f}s")
-        patch, source, too_large = _collect_patch(box, instance, spec, agent, log)
-        chat = _read_bounded(box, f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md", MAX_TRANSCRIPT_BYTES, log) \
-            if not agent.builtin else b""
-        usage = _read_usage(box, log) if not agent.builtin else {}
-    return AgentRun(patch, source, exit_code, timed_out, seconds, chat.decode("utf-8", "replace"), usage,
-                    output[-20000:], too_large, disk_limited)
+        if agent.builtin:
+            return _run_builtin(box, instance, spec, agent, log)
+        try:
+            return _run_agent_command(box, instance, spec, agent, settings, log)
+        except AgentNotStarted:
+            raise  # the agent never ran: retried like any start-up failure
+        except SandboxError as error:
+            raise AgentInterrupted(str(error)) from error
+
+
+def _run_builtin(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: PreparedAgent,
+                 log: Callable[[str], None]) -> AgentRun:
+    if agent.name == "oracle":
+        # The reference travels into a container only for the oracle agent.
+        box.put_directory(instance.reference_dir, TESTBED)
+    output = "oracle: reference solution copied" if agent.name == "oracle" else "null agent: no change"
+    patch, source, too_large = _collect_patch(box, instance, spec, agent, log)
+    return AgentRun(patch, source, 0, False, 0.0, "", {}, output, too_large)
+
+
+def _run_agent_command(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: PreparedAgent,
+                       settings: AgentRunSettings, log: Callable[[str], None]) -> AgentRun:
+    command = agent_command(instance, spec, settings)
+    log(f"$ {command}")
+    try:
+        result = box.exec(command, settings.timeout, workdir=TESTBED, guard_disk=True,
+                          environment={"POLYGLOT_PROBLEM_STATEMENT": instance.problem_statement,
+                                       "POLYGLOT_TEST_DESCRIPTION": test_description(spec)})
+    except CommandNotStarted as error:
+        raise AgentNotStarted(str(error)) from error
+    box.kill_all_processes()
+    if result.disk_exceeded:
+        log(f"the agent outgrew the {settings.limits.disk}-byte disk cap: stopped")
+    log(f"agent exit {result.exit_code} timed_out={result.timed_out} after {result.seconds:.1f}s")
+    patch, source, too_large = _collect_patch(box, instance, spec, agent, log)
+    chat = _read_bounded(box, f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md", MAX_TRANSCRIPT_BYTES, log)
+    return AgentRun(patch, source, result.exit_code, result.timed_out, result.seconds,
+                    chat.decode("utf-8", "replace"), _read_usage(box, log), result.output[-20000:], too_large,
+                    result.disk_exceeded)
 
 
 def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSettings) -> str:

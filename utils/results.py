@@ -24,7 +24,10 @@ from typing import Any
 RESOLVED = "resolved"          # tests ran and the verdict is resolved
 UNRESOLVED = "unresolved"      # graded, not resolved (failed, timed out, no results, patch did not apply)
 EMPTY_PATCH = "empty_patch"    # nothing left to grade after filtering the patch
-INCOMPLETE = "incomplete"      # infrastructure failed before the agent ran (image, container, copy)
+INCOMPLETE = "incomplete"      # the infrastructure failed (image, container, copy, the engine going away):
+                               # reasons infrastructure_failed (before the agent ran, after retries),
+                               # agent_interrupted (while it ran: not retried, model money),
+                               # grading_infrastructure_failed; a resume runs these again
 ERROR = "error"                # an unexpected exception
 BUCKETS = (RESOLVED, UNRESOLVED, EMPTY_PATCH, INCOMPLETE, ERROR)
 FINISHED_BUCKETS = (RESOLVED, UNRESOLVED, EMPTY_PATCH)  # reused on resume

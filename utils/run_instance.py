@@ -20,7 +20,7 @@ import docker
 import docker.errors
 
 from utils.agent_image import PreparedAgent
-from utils.agent_run import MAX_PATCH_BYTES, AgentRun, AgentRunSettings, run_agent
+from utils.agent_run import MAX_PATCH_BYTES, AgentInterrupted, AgentRun, AgentRunSettings, run_agent
 from utils.dataset import Instance
 from utils.canaries import separate
 from utils.grading import GradingOutcome, GradingRequest, leaf_of, grade
@@ -109,6 +109,12 @@ def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sa
             agent_run = run_agent(client, job.agent_image, job.agent, job.instance, spec, job.agent_settings,
                                   job.run_id, log, sandboxes)
             break
+        except AgentInterrupted as error:
+            _check_stop(stop)
+            log(f"infrastructure failure while the agent ran (not retried: it costs model money): {error}")
+            result.eval_result, result.reason = INCOMPLETE, "agent_interrupted"
+            result.error = result.detail = f"{type(error).__name__}: {error}"
+            return None
         except (SandboxError, ImageError, docker.errors.DockerException) as error:
             _check_stop(stop)
             log(f"infrastructure failure (attempt {attempt}): {error}")
@@ -155,7 +161,12 @@ def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str,
                                  instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
                                  canary_sources=instance.canary_sources)
-        outcome = _grade_with_retries(client, job, request, log, stop, sandboxes)
+        try:
+            outcome = _grade_with_retries(client, job, request, log, stop, sandboxes)
+        except (SandboxError, docker.errors.DockerException) as error:
+            result.eval_result, result.reason = INCOMPLETE, "grading_infrastructure_failed"
+            result.error = result.detail = f"{type(error).__name__}: {error}"
+            return
     _record_grading(job, result, outcome)
 
 

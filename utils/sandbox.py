@@ -32,6 +32,11 @@ from pathlib import Path
 
 import docker
 import docker.errors
+import requests.exceptions
+
+# What talking to the engine raises when it fails or goes away mid-call (a restart, a crash):
+# the SDK's own errors, and the HTTP layer's below it.
+ENGINE_ERRORS = (docker.errors.DockerException, requests.exceptions.RequestException, ConnectionError, OSError)
 
 LABEL_PREFIX = "polyglot-harness"
 LABEL_RUN = f"{LABEL_PREFIX}.run_id"
@@ -45,6 +50,10 @@ KILL_GRACE_S = 5
 
 class SandboxError(RuntimeError):
     """The container could not be created, started, copied to or from."""
+
+
+class CommandNotStarted(SandboxError):
+    """The engine refused to start a command (e.g. the container is gone): nothing ran."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +117,7 @@ class Sandbox:
                 cap_drop=["ALL"], security_opt=["no-new-privileges"],
                 volumes={name: {"bind": path, "mode": mode} for name, path, mode in self.volumes},
             )
-        except docker.errors.DockerException as error:
+        except ENGINE_ERRORS as error:
             self.close()
             raise SandboxError(f"cannot start a {self.role} container from {self.image}: {error}") from error
         return self
@@ -132,11 +141,24 @@ class Sandbox:
 
     def exec(self, command: str, timeout: int, workdir: str = "/testbed",
              environment: dict[str, str] | None = None, guard_disk: bool = False) -> ExecResult:
+        try:
+            return self._exec(command, timeout, workdir, environment, guard_disk)
+        except CommandNotStarted:
+            raise
+        except ENGINE_ERRORS as error:
+            raise SandboxError(f"the engine failed during a command in the {self.role} container: "
+                               f"{type(error).__name__}: {error}") from error
+
+    def _exec(self, command: str, timeout: int, workdir: str, environment: dict[str, str] | None,
+              guard_disk: bool) -> ExecResult:
         wrapped = ["timeout", "-k", str(KILL_GRACE_S), str(timeout), "sh", "-c", command]
         api = self.client.api
         started = time.monotonic()
-        exec_id = api.exec_create(self._id(), wrapped, workdir=workdir, environment=environment or {},
-                                  stdout=True, stderr=True)["Id"]
+        try:
+            exec_id = api.exec_create(self._id(), wrapped, workdir=workdir, environment=environment or {},
+                                      stdout=True, stderr=True)["Id"]
+        except ENGINE_ERRORS as error:
+            raise CommandNotStarted(f"the command did not start in the {self.role} container: {error}") from error
         stream = api.exec_start(exec_id, stream=True, demux=False)
         watchdog = threading.Timer(timeout + KILL_GRACE_S + 10, self.kill_all_processes)
         watchdog.daemon = True
@@ -156,6 +178,14 @@ class Sandbox:
         timed_out = exit_code in (124, 137) and seconds >= timeout - 0.5 and not exceeded
         return ExecResult(exit_code, collector.text(), timed_out, seconds, collector.truncated, exceeded)
 
+    def running(self) -> bool:
+        try:
+            container = self._container()
+            container.reload()
+            return container.status == "running"
+        except ENGINE_ERRORS:
+            return False
+
     def writable_layer_bytes(self) -> int:
         listed = self.client.api.containers(all=True, size=True, filters={"id": self._id()})
         return int(listed[0].get("SizeRw") or 0) if listed else 0
@@ -173,7 +203,7 @@ class Sandbox:
                 container.kill()
             container.wait(timeout=30)
             container.start()
-        except (docker.errors.DockerException, OSError):
+        except ENGINE_ERRORS:
             pass  # a container that is gone shows up in the next exec or copy
 
     def stop(self) -> None:
@@ -183,7 +213,7 @@ class Sandbox:
             container = self._container()
             container.kill()
             container.wait(timeout=30)
-        except (docker.errors.DockerException, OSError) as error:
+        except ENGINE_ERRORS as error:
             if "is not running" not in str(error):
                 raise SandboxError(f"cannot stop {self.role} container: {error}") from error
 
@@ -198,7 +228,7 @@ class Sandbox:
         try:
             if not self._container().put_archive("/", tar_bytes):
                 raise SandboxError(f"copy into {destination} was refused")
-        except docker.errors.DockerException as error:
+        except ENGINE_ERRORS as error:
             raise SandboxError(f"copy into {destination} failed: {error}") from error
 
     def get_tar(self, path: str) -> bytes:
@@ -207,7 +237,7 @@ class Sandbox:
             return b"".join(chunks)
         except docker.errors.NotFound:
             return b""
-        except docker.errors.DockerException as error:
+        except ENGINE_ERRORS as error:
             raise SandboxError(f"copy out of {path} failed: {error}") from error
 
     def get_files(self, path: str, max_bytes: int = 32 * 1024 * 1024) -> dict[str, bytes]:
@@ -252,7 +282,7 @@ class _DiskGuard:
         while not self._stopped.wait(DISK_POLL_S):
             try:
                 used = self.box.writable_layer_bytes()
-            except (docker.errors.DockerException, OSError):
+            except ENGINE_ERRORS:
                 continue
             if used > (self.box.limits.disk or 0):
                 self.exceeded = True
@@ -324,7 +354,7 @@ def _remove_container(container) -> None:
         container.remove(force=True, v=True)
     except docker.errors.NotFound:
         pass
-    except docker.errors.DockerException:
+    except ENGINE_ERRORS:
         # Removal races with engine shutdown; remove_stale_containers retries later.
         pass
 
@@ -427,8 +457,10 @@ class SandboxPool:
                 self._condition.wait(timeout=1.0)
             box = self._ready.pop(0) if self._ready else None
             self._condition.notify_all()
-        if box is not None:
+        if box is not None and box.running():
             return box
+        if box is not None:
+            box.close()  # stopped while it waited (e.g. the engine restarted): never handed out
         return self._new(instance_id).start()
 
     def close(self) -> None:
@@ -490,7 +522,11 @@ def list_run_containers(client: docker.DockerClient, run_id: str | None = None) 
 
 
 def remove_run_containers(client: docker.DockerClient, run_id: str) -> int:
-    containers = list_run_containers(client, run_id)
+    """Remove the run's containers; 0 when the engine does not answer (a later run reaps them)."""
+    try:
+        containers = list_run_containers(client, run_id)
+    except ENGINE_ERRORS:
+        return 0
     for container in containers:
         _remove_container(container)
     return len(containers)
