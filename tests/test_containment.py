@@ -224,3 +224,48 @@ def test_engine_restart_mid_run_ends_cleanly_and_a_resume_finishes_the_broken_in
     plan = {PYTHON: {"files": PYTHON_SOLUTION}, GO: {"files": GO_SOLUTION}}
     resumed, _ = run_measured(tmp_path, plan, dataset=str(sample_dataset), instance_ids=[PYTHON, GO])
     assert {i: r["eval_result"] for i, r in resumed.items()} == {PYTHON: "resolved", GO: "resolved"}
+
+
+# --- what was contained before, kept that way ----------------------------------------------------
+
+HOSTILE = PROJECT_ROOT / "tests" / "fixtures" / "agents" / "hostile"
+# behaviour -> (bucket, reason, what else the hostile result must show)
+EXPECTED = {
+    "fork_bomb": ("resolved", "tests_passed", {"agent_timed_out": True}),
+    "allocate": ("resolved", "tests_passed", {"agent_exit_code": 137}),
+    "ignore_sigterm": ("resolved", "tests_passed", {"agent_timed_out": True}),
+    "daemon": ("resolved", "tests_passed", {}),
+    "flood_stdout": ("resolved", "tests_passed", {}),
+    "garbage_patch": ("unresolved", "patch_unparseable", {}),
+}
+
+
+@pytest.mark.parametrize("behaviour", sorted(EXPECTED))
+def test_hostile_agent_is_contained_and_its_neighbour_resolves(behaviour, sample_dataset, tmp_path, docker_client,
+                                                               no_leftover_containers):
+    import os
+    import shutil
+
+    free_before = shutil.disk_usage("/var/lib/docker").free
+    plan = {PYTHON: {"files": PYTHON_SOLUTION, "behaviour": behaviour}, GO: {"files": GO_SOLUTION}}
+    settings = {"agent": str(HOSTILE), "model_name_or_path": "chaos", "output_dir": str(tmp_path),
+                "pass_env": ["HOSTILE_AGENT_PLAN"], "max_workers": 2, "dataset": str(sample_dataset),
+                "instance_ids": [PYTHON, GO], "agent_timeout": 20, "memory": "1g", "pids_limit": 256}
+    completed = subprocess.run([sys.executable, "-c", HARNESS_WITH_PEAK_MEMORY, str(PROJECT_ROOT), json.dumps(settings)],
+                               capture_output=True, text=True, timeout=600,
+                               env={**os.environ, "HOSTILE_AGENT_PLAN": json.dumps(plan)})
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    peak_kib = json.loads(completed.stdout.strip().splitlines()[-1])["peak_kib"]
+    results = {path.stem: json.loads(path.read_text()) for path in (tmp_path / "chaos_0").glob("*__*.json")}
+    hostile, neighbour = results[PYTHON], results[GO]
+    bucket, reason, extra = EXPECTED[behaviour]
+    assert (hostile["eval_result"], hostile["reason"]) == (bucket, reason), hostile["detail"]
+    assert {key: hostile[key] for key in extra} == extra
+    assert hostile["seconds"]["agent"] < 20 + 15, "the agent outlived its timeout"
+    assert (neighbour["eval_result"], neighbour["reason"]) == ("resolved", "tests_passed"), neighbour["detail"]
+    assert peak_kib < 300 * 1024, f"the harness peaked at {peak_kib // 1024} MiB"
+    assert shutil.disk_usage("/var/lib/docker").free > free_before - (1 << 30)
+    # The only volumes the harness keeps are the shared build caches (one per language image).
+    left = [v.name for v in docker_client.volumes.list(filters={"dangling": True})
+            if "polyglot" in v.name and not v.name.startswith("polyglot-harness-cache-")]
+    assert not left

@@ -500,3 +500,9 @@ def test_reference_solutions_are_not_flagged(language: str):
         patch_text += (f"diff --git a/{source.name} b/{source.name}\nnew file mode 100644\n--- /dev/null\n"
                        f"+++ b/{source.name}\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
     assert audit_patch(patch_text) == ()
+
+
+def test_binary_garbage_is_unparseable_not_empty():
+    garbage = bytes(range(256)).decode("utf-8", errors="replace") * 4
+    with pytest.raises(PatchError, match="binary"):
+        filtered("python", garbage)

@@ -68,6 +68,9 @@ def filter_patch(
         patch = PatchSet(patch_text)
     except UnidiffParseError as error:
         raise PatchError(f"the model patch is not a unified diff: {error}") from error
+    if not len(patch) and ("\x00" in patch_text or "\ufffd" in patch_text):
+        # Prose is an empty patch (nothing to grade); bytes that are not even text are garbage.
+        raise PatchError(f"the model patch ({len(patch_text)} characters) is binary, not a unified diff")
     kept_text: list[str] = []
     kept: list[str] = []
     tamper: list[TamperRecord] = []
