@@ -535,20 +535,22 @@ def remove_run_containers(client: docker.DockerClient, run_id: str) -> int:
 def remove_stale_containers(client: docker.DockerClient) -> int:
     """Remove labelled containers whose owning harness process (on this host) is gone."""
     removed = 0
-    host = socket.gethostname()
     for container in list_run_containers(client):
-        labels = container.labels or {}
-        if labels.get(LABEL_HOST) != host:
-            continue
-        try:
-            pid = int(labels.get(LABEL_PID, "0"))
-        except ValueError:
-            pid = 0
-        if pid > 0 and process_alive(pid):
-            continue
-        _remove_container(container)
-        removed += 1
+        if _owner_is_gone(container.labels or {}):
+            _remove_container(container)
+            removed += 1
     return removed
+
+
+def _owner_is_gone(labels: dict[str, str]) -> bool:
+    """Labelled by a harness process on this host that no longer runs."""
+    if labels.get(LABEL_HOST) != socket.gethostname():
+        return False
+    try:
+        pid = int(labels.get(LABEL_PID, "0"))
+    except ValueError:
+        pid = 0
+    return not (pid > 0 and process_alive(pid))
 
 
 # --- the run's agent network ------------------------------------------------------------------
@@ -578,16 +580,8 @@ def remove_stale_networks(client: docker.DockerClient) -> int:
     """Remove run networks whose owning harness process (on this host) is gone."""
     removed = 0
     for network in client.networks.list(filters={"label": LABEL_RUN}):
-        labels = network.attrs.get("Labels") or {}
-        if labels.get(LABEL_HOST) != socket.gethostname():
-            continue
-        try:
-            pid = int(labels.get(LABEL_PID, "0"))
-        except ValueError:
-            pid = 0
-        if pid > 0 and process_alive(pid):
-            continue
-        removed += _remove_network(network)
+        if _owner_is_gone(network.attrs.get("Labels") or {}):
+            removed += _remove_network(network)
     return removed
 
 
