@@ -355,8 +355,7 @@ def _execute(client, jobs: list[InstanceJob], results: dict[str, InstanceResult]
                 pending = {future: job for future, job in pending.items() if not future.cancelled()}
     finally:
         bar.close()
-        sandboxes.close()
-        remove_run_containers(client, run_id)
+        sandboxes.close()  # the run's leftovers go in _clean_up_run, once the engine answers
         _restore_signal_handlers(previous_handlers)
     return stop.is_set()
 

@@ -20,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from utils.verdict import GRADING_BUILD_ONLY
 from utils.results import BUCKETS, EMPTY_PATCH, ERROR, INCOMPLETE, RESOLVED, UNRESOLVED, InstanceResult, write_json
 
 
@@ -96,7 +97,7 @@ def report(output_dir: str | Path, expected_num_tasks: int | None = None) -> dic
 
 def _grading_kinds(results: dict[str, InstanceResult], resolved: list[str], denominator: int) -> dict:
     """Which instances were graded how, and the score without the ones a no-op resolves."""
-    build_only = [instance_id for instance_id, result in results.items() if result.grading_mode == "build_only"]
+    build_only = [instance_id for instance_id, result in results.items() if result.grading_mode == GRADING_BUILD_ONLY]
     stub_passes = [instance_id for instance_id, result in results.items() if result.stub_passes]
     rest = denominator - len(stub_passes)
     resolved_rest = len(set(resolved) - set(stub_passes))

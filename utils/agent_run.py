@@ -107,7 +107,7 @@ def _run_builtin(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: Pr
         # The reference travels into a container only for the oracle agent.
         box.put_directory(instance.reference_dir, TESTBED)
     output = "oracle: reference solution copied" if agent.name == "oracle" else "null agent: no change"
-    patch, source, too_large = _collect_patch(box, instance, spec, agent, log)
+    patch, source, too_large = _collect_patch(box, instance, spec, None, log)
     return AgentRun(patch, source, 0, False, 0.0, "", {}, output, too_large)
 
 
@@ -125,11 +125,15 @@ def _run_agent_command(box: Sandbox, instance: Instance, spec: LanguageSpec, age
     if result.disk_exceeded:
         log(f"the agent outgrew the {settings.limits.disk}-byte disk cap: stopped")
     log(f"agent exit {result.exit_code} timed_out={result.timed_out} after {result.seconds:.1f}s")
-    patch, source, too_large = _collect_patch(box, instance, spec, agent, log)
-    chat = _read_bounded(box, f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md", MAX_TRANSCRIPT_BYTES, log)
-    return AgentRun(patch, source, result.exit_code, result.timed_out, result.seconds,
-                    chat.decode("utf-8", "replace"), _read_usage(box, log), result.output[-20000:], too_large,
-                    result.disk_exceeded)
+    chat_file = f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md"
+    sizes = file_sizes(box, (PATCH_FILE, chat_file, USAGE_FILE))
+    patch, source, too_large = _collect_patch(box, instance, spec, sizes.get(PATCH_FILE), log)
+    chat = _read_bounded(box, chat_file, sizes.get(chat_file), MAX_TRANSCRIPT_BYTES, log)
+    if chat is None:
+        chat = f"[the transcript holds {sizes[chat_file]} bytes, over the harness's limit: not kept]\n".encode()
+    usage = _parse_usage(_read_bounded(box, USAGE_FILE, sizes.get(USAGE_FILE), MAX_USAGE_BYTES, log))
+    return AgentRun(patch, source, result.exit_code, result.timed_out, result.seconds, chat.decode("utf-8", "replace"),
+                    usage, result.output[-20000:], too_large, result.disk_exceeded)
 
 
 def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSettings) -> str:
@@ -148,38 +152,39 @@ def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSett
     return " ".join(arguments)
 
 
-def _collect_patch(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: PreparedAgent,
+def _collect_patch(box: Sandbox, instance: Instance, spec: LanguageSpec, written_size: int | None,
                    log: Callable[[str], None]) -> tuple[str, str, int | None]:
-    """(patch, source, size when over MAX_PATCH_BYTES)."""
-    if not agent.builtin:
-        size = file_size(box, PATCH_FILE)
-        if size is not None and size > MAX_PATCH_BYTES:
-            log(f"model_patch.diff holds {size} bytes, over the {MAX_PATCH_BYTES}-byte limit: not copied")
-            return "", "agent", size
-        if size is not None:
-            written = box.get_files(PATCH_FILE).get("model_patch.diff", b"")
-            return written.decode("utf-8", errors="replace"), "agent", None
+    """(patch, source, size when over MAX_PATCH_BYTES). `written_size`: the size of the
+    agent's own model_patch.diff (None: it wrote none, the harness takes its own diff)."""
+    if written_size is not None:
+        if written_size > MAX_PATCH_BYTES:
+            log(f"model_patch.diff holds {written_size} bytes, over the {MAX_PATCH_BYTES}-byte limit: not copied")
+            return "", "agent", written_size
+        written = box.get_files(PATCH_FILE).get("model_patch.diff", b"")
+        return written.decode("utf-8", errors="replace"), "agent", None
     excludes = " ".join(shlex.quote(f":(glob,exclude){pattern}") for pattern in spec.artifact_globs
                         if not pattern.startswith(".git/"))
     index = "/tmp/polyglot-harness-index"
     diff_file = "/tmp/polyglot-harness.diff"
     # A private index: whatever the agent did to the repo's own index or HEAD, the diff is
-    # taken against the base commit.
-    # Files too large for any patch are removed first: hashing them into git's object store
-    # would copy them once more (disk) and take minutes; they are listed in the log.
+    # taken against the base commit. Files too large for any patch are removed first: hashing
+    # them into git's object store would copy them once more (disk) and take minutes; they
+    # are listed in the log. The diff's size is the last line of the output.
     command = (f"find . -type f -size +{MAX_PATCH_BYTES // 1024}k -not -path './.git/*' -print -delete "
                f"| sed 's/^/removed oversized file: /' >&2; "
                f"export GIT_INDEX_FILE={index}; git read-tree {instance.base_commit} && "
                f"git add -A -- . {excludes} && "
-               f"git diff --cached --binary --no-color {instance.base_commit} -- . {excludes} > {diff_file}")
+               f"git diff --cached --binary --no-color {instance.base_commit} -- . {excludes} > {diff_file} && "
+               f"wc -c < {diff_file}")
     log(f"$ {command}")
     result = box.exec(command, 120, workdir=TESTBED)
-    if result.output.strip():
-        log(result.output[-2000:])
-    if result.exit_code != 0:
+    lines = result.output.strip().splitlines()
+    if result.exit_code != 0 or not lines or not lines[-1].strip().isdigit():
         log(f"harness diff failed (exit {result.exit_code}): {result.output[-500:]}")
         return "", "harness", None
-    size = file_size(box, diff_file) or 0
+    if len(lines) > 1:
+        log("\n".join(lines[:-1])[-2000:])
+    size = int(lines[-1])
     if size > MAX_PATCH_BYTES:
         log(f"the agent's changes make a {size}-byte diff, over the {MAX_PATCH_BYTES}-byte limit: not copied")
         return "", "harness", size
@@ -187,26 +192,30 @@ def _collect_patch(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: 
     return diff.decode("utf-8", errors="replace"), "harness", None
 
 
-def file_size(box: Sandbox, path: str) -> int | None:
-    """Size of a regular file in the container; None when there is none."""
-    result = box.exec(f"stat -c %s {shlex.quote(path)} 2>/dev/null", 30, workdir="/")
-    text = result.output.strip()
-    return int(text) if result.exit_code == 0 and text.isdigit() else None
+def file_sizes(box: Sandbox, paths: tuple[str, ...]) -> dict[str, int]:
+    """Sizes of those of `paths` that are regular files in the container (one exec)."""
+    result = box.exec("stat -c '%s %n' " + " ".join(shlex.quote(path) for path in paths) + " 2>/dev/null", 30,
+                      workdir="/")
+    sizes = {}
+    for line in result.output.splitlines():
+        size, _, path = line.partition(" ")
+        if size.isdigit() and path in paths:
+            sizes[path] = int(size)
+    return sizes
 
 
-def _read_bounded(box: Sandbox, path: str, limit: int, log: Callable[[str], None]) -> bytes:
-    size = file_size(box, path)
+def _read_bounded(box: Sandbox, path: str, size: int | None, limit: int, log: Callable[[str], None]) -> bytes | None:
+    """The file's content; b"" when there is none; None when it is over `limit` (not copied)."""
     if size is None:
         return b""
     if size > limit:
         log(f"{path} holds {size} bytes, over the {limit}-byte limit: not copied")
-        return f"[{path} holds {size} bytes, over the harness's {limit}-byte limit: not kept]\n".encode()
+        return None
     return next(iter(box.get_files(path).values()), b"")
 
 
-def _read_usage(box: Sandbox, log: Callable[[str], None]) -> dict:
-    raw = _read_bounded(box, USAGE_FILE, MAX_USAGE_BYTES, log)
-    if not raw or raw.startswith(b"["):
+def _parse_usage(raw: bytes | None) -> dict:
+    if not raw:
         return {}
     try:
         usage = json.loads(raw)

@@ -107,17 +107,15 @@ def neighbour_name(names: Sequence[str], taken: set[str], style: str, text: str,
 
 # --- scanning --------------------------------------------------------------------------------
 
-def matching_brace(text: str, open_at: int, quotes: str = "\"'", backtick: bool = False) -> int:
-    """Offset just after the brace closing the one at `open_at`, skipping strings, character
-    literals and comments (C-family syntax; Go's backtick strings when `backtick`)."""
-    depth = 0
-    index = open_at
+def _braces(text: str, start: int = 0, quotes: str = "\"'", backtick: bool = False):
+    """(offset, brace) of every { and } from `start` on, skipping strings, character literals
+    and comments (C-family syntax; Go's backtick strings when `backtick`)."""
+    index = start
     length = len(text)
     while index < length:
         char = text[index]
         if text.startswith("//", index):
-            index = text.find("\n", index)
-            index = length if index < 0 else index
+            index = _line_end(text, index)
             continue
         if text.startswith("/*", index):
             end = text.find("*/", index + 2)
@@ -126,13 +124,18 @@ def matching_brace(text: str, open_at: int, quotes: str = "\"'", backtick: bool 
         if char in quotes or (backtick and char == "`"):
             index = _string_end(text, index, char)
             continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return index + 1
+        if char in "{}":
+            yield index, char
         index += 1
+
+
+def matching_brace(text: str, open_at: int, quotes: str = "\"'", backtick: bool = False) -> int:
+    """Offset just after the brace closing the one at `open_at`."""
+    depth = 0
+    for index, brace in _braces(text, open_at, quotes, backtick):
+        depth += 1 if brace == "{" else -1
+        if depth == 0:
+            return index + 1
     raise CanaryError("unbalanced braces")
 
 
@@ -320,27 +323,8 @@ def java_units(text: str) -> list[TestUnit]:
 
 def _brace_depths(text: str) -> Callable[[int], int]:
     """Brace depth at an offset (strings and comments skipped), for top-level checks."""
-    opens: list[int] = []
-    closes: list[int] = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if text.startswith("//", index):
-            index = _line_end(text, index)
-            continue
-        if text.startswith("/*", index):
-            end = text.find("*/", index + 2)
-            index = len(text) if end < 0 else end + 2
-            continue
-        if char in "\"'":
-            index = _string_end(text, index, char)
-            continue
-        if char == "{":
-            opens.append(index)
-        elif char == "}":
-            closes.append(index)
-        index += 1
-    return lambda offset: sum(1 for o in opens if o < offset) - sum(1 for c in closes if c < offset)
+    braces = list(_braces(text))
+    return lambda offset: sum(1 if brace == "{" else -1 for index, brace in braces if index < offset)
 
 
 def plant_java(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:

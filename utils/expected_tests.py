@@ -28,9 +28,8 @@ from utils.grading import GradingRequest, grade
 from utils.images import ImageSettings, docker_client, ensure_language_image
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
-from utils.canaries import separate
 from utils.runner_results import ERROR, FAILED, SKIPPED
-from utils.verdict import decide
+from utils.verdict import decide_separated
 
 
 @dataclass(frozen=True)
@@ -71,29 +70,31 @@ def patch_writing(instance: Instance, files: dict[str, bytes]) -> str:
 def run_reference(client, image: str, instance: Instance, test_timeout: int = 300) -> ReferenceRun:
     """Grade the reference solution with a canary planted for every eligible test, then the
     untouched stub the way any agent's patch is graded."""
-    spec = LANGUAGES[instance.language]
     reference = _grade_patch(client, image, instance, reference_patch(instance), test_timeout, plant_all=True)
-    results, own = separate(reference.results, reference.canaries, spec.canaries.leaf if spec.canaries else lambda name: None)
-    exec_result = reference.exec_result
-    timed_out = bool(exec_result and exec_result.timed_out)
-    # The reference is trusted: what it leaves skipped, the pristine suite itself skips. Its
-    # exit status says nothing here: the planted canaries fail.
-    verdict = decide(0 if reference.canaries else (exec_result.exit_code if exec_result else None), timed_out,
-                     results, expected_skips=results.names(SKIPPED), grading_mode=instance.grading_mode)
+    verdict = _reference_verdict(reference, instance)
     if not verdict.resolved and reference.canaries:
         # A canary that disturbed its neighbours: record from a run without canaries.
         reference = _grade_patch(client, image, instance, reference_patch(instance), test_timeout)
-        results, own = reference.results, {}
-        exec_result = reference.exec_result
-        verdict = decide(exec_result.exit_code if exec_result else None, bool(exec_result and exec_result.timed_out),
-                         results, expected_skips=results.names(SKIPPED), grading_mode=instance.grading_mode)
+        verdict = _reference_verdict(reference, instance)
+    results = reference.real_results
     if not verdict.resolved:
         return ReferenceRun(instance.instance_id, None, verdict.reason, reference.seconds)
-    sources = _behaving_canaries(reference.canaries, own)
+    sources = _behaving_canaries(reference.canaries, reference.canary_cases)
     stub = _grade_patch(client, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources)
     return ReferenceRun(instance.instance_id, results.names(), verdict.reason, reference.seconds + stub.seconds,
                         skipped_names=results.names(SKIPPED), stub_passes=stub.verdict.resolved,
                         canary_sources=sources)
+
+
+def _reference_verdict(outcome, instance: Instance):
+    """The reference is trusted: what it leaves skipped, the pristine suite itself skips. With
+    canaries planted its exit status says nothing (they fail), and the canaries are judged
+    apart (_behaving_canaries)."""
+    exec_result = outcome.exec_result
+    exit_code = 0 if outcome.canaries else (exec_result.exit_code if exec_result else None)
+    results = outcome.real_results
+    return decide_separated(exit_code, bool(exec_result and exec_result.timed_out), results, {},
+                            expected_skips=results.names(SKIPPED), grading_mode=instance.grading_mode)
 
 
 def _behaving_canaries(canaries, own: dict) -> tuple[str, ...]:

@@ -17,18 +17,19 @@ import secrets
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 import docker
 
-from utils.canaries import CANARIES_PER_GRADING, Canary, plant
+from utils.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from utils.build_cache import ensure_warm, reader_env, reader_mounts
 from utils.languages import LanguageSpec, matches_any
 from utils.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
-from utils.runner_results import TestResults
+from utils.runner_results import TestCase, TestResults
 from utils.sandbox import ExecResult, Limits, Sandboxes, SandboxSpec
-from utils.verdict import GRADING_TESTS, Verdict, decide
+from utils.verdict import GRADING_TESTS, Verdict, decide_separated
 
 PATCH_APPLY_FAILED = "patch_apply_failed"
 DISK_LIMIT = "disk_limit"
@@ -63,6 +64,10 @@ class GradingOutcome:
     seconds: float
     guarded: tuple[TamperRecord, ...] = ()  # files the language guard restored after applying
     canaries: tuple[Canary, ...] = ()       # planted for this grading
+    # `results` split by utils.canaries.separate: the real tests (names mapped back) and each
+    # canary's own case by source.
+    real_results: TestResults = TestResults()
+    canary_cases: Mapping[str, TestCase] = field(default_factory=dict)
 
 
 def grading_sandbox_spec(image: str, limits: Limits, spec: LanguageSpec) -> SandboxSpec:
@@ -105,18 +110,16 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
             report = {name: content.decode("utf-8", errors="replace")
                       for name, content in box.get_files(report_dir).items()}
     results = request.spec.parse_results(report)
+    planter = request.spec.canaries
+    real, own = separate(results, planted, planter.leaf if planter else lambda name: None)
     if exec_result.disk_exceeded:
         verdict = Verdict(False, DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
-        log(f"verdict {verdict.reason}: {verdict.detail}")
-        return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script,
-                              time.monotonic() - started, guarded, planted)
-    verdict = decide(exit_code=exec_result.exit_code, timed_out=exec_result.timed_out,
-                     results=results, expected_tests=request.expected_tests,
-                     expected_skips=request.expected_skips, grading_mode=request.grading_mode,
-                     canaries=planted, leaf_of=leaf_of(request.spec))
+    else:
+        verdict = decide_separated(exec_result.exit_code, exec_result.timed_out, real, own, planted,
+                                   request.expected_tests, request.expected_skips, request.grading_mode)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
     return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script,
-                          time.monotonic() - started, guarded, planted)
+                          time.monotonic() - started, guarded, planted, real, own)
 
 
 def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:
@@ -129,9 +132,6 @@ def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:
         return ()
     return plant(tree, planter, matches_any, request.canary_sources, CANARIES_PER_GRADING)
 
-
-def leaf_of(spec: LanguageSpec):
-    return spec.canaries.leaf if spec.canaries else (lambda name: None)
 
 
 def unskip_tree(tree: Path, spec: LanguageSpec) -> list[str]:

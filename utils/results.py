@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from utils.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
+
 # Buckets: every instance lands in exactly one.
 RESOLVED = "resolved"          # tests ran and the verdict is resolved
 UNRESOLVED = "unresolved"      # graded, not resolved (failed, timed out, no results, patch did not apply)
@@ -71,7 +73,7 @@ class InstanceResult:
     seconds: dict[str, float] = field(default_factory=dict)  # agent, grading, total
     canaries: list[str] = field(default_factory=list)  # tests planted as canaries in this grading
                                           # (utils/canaries.py); their own results are not in `tests`
-    grading_mode: str = "tests"           # "tests" | "build_only" (test-writing exercise: the build
+    grading_mode: str = GRADING_TESTS     # "tests" | "build_only" (test-writing exercise: the build
                                           # decides, as upstream; listed in reports)
     stub_passes: bool | None = None       # the untouched stub resolves this instance (refactoring
                                           # exercises, build-only ones); None: not known
@@ -128,7 +130,7 @@ def build_run_report(model_name_or_path: str, selected_ids: list[str],
         error_ids=ids(ERROR), incomplete_ids=ids(INCOMPLETE),
         unfinished_ids=sorted(set(selected_ids) - set(results)), reasons=dict(sorted(reasons.items())),
         model_name_or_path=model_name_or_path,
-        build_only_ids=sorted(i for i, r in results.items() if r.grading_mode == "build_only"),
+        build_only_ids=sorted(i for i, r in results.items() if r.grading_mode == GRADING_BUILD_ONLY),
         stub_passes_ids=sorted(i for i, r in results.items() if r.stub_passes),
     )
 

@@ -22,8 +22,7 @@ import docker.errors
 from utils.agent_image import PreparedAgent
 from utils.agent_run import MAX_PATCH_BYTES, AgentInterrupted, AgentRun, AgentRunSettings, run_agent
 from utils.dataset import Instance
-from utils.canaries import separate
-from utils.grading import GradingOutcome, GradingRequest, leaf_of, grade
+from utils.grading import GradingOutcome, GradingRequest, grade
 from utils.images import ImageError
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
@@ -82,7 +81,7 @@ def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.
         sandboxes = sandboxes or Sandboxes(client, job.run_id)
         agent_run = _agent_phase(client, job, result, log, stop, sandboxes)
         after_agent()
-        if agent_run is None or agent_run.patch_bytes is not None:
+        if agent_run is None:
             return _finish(job, result, started)
         _grading_phase(client, job, result, agent_run.patch, log, stop, sandboxes)
     except RunCancelled:
@@ -98,6 +97,7 @@ def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.
 
 
 def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sandboxes) -> AgentRun | None:
+    """The agent's run, or None when the instance is decided without grading."""
     if job.predicted_patch is not None:
         result.model_patch, result.patch_source = job.predicted_patch, "predictions"
         return AgentRun(job.predicted_patch, "predictions", None, False, 0.0, "", {}, "")
@@ -134,7 +134,7 @@ def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sa
     (job.output_dir / f"{job.instance.instance_id}.md").write_text(agent_run.chat_history or "", encoding="utf-8")
     if agent_run.output_tail:
         log("agent output (tail):\n" + agent_run.output_tail)
-    return agent_run
+    return None if agent_run.patch_bytes is not None else agent_run  # too large: nothing to grade
 
 
 def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str, log, stop, sandboxes) -> None:
@@ -193,7 +193,7 @@ def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOu
         result.tamper.append({"path": record.path, "why": record.why})
         if record.path in result.kept_paths:
             result.kept_paths.remove(record.path)
-    results, _ = separate(outcome.results, outcome.canaries, leaf_of(job.instance.spec))
+    results = outcome.real_results
     result.canaries = [canary.source for canary in outcome.canaries]
     result.tests = results.summary()
     result.test_names = list(results.names())

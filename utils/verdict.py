@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from utils.canaries import Canary, Leaf, separate
-from utils.runner_results import PASSED, SKIPPED, TestResults
+from utils.runner_results import PASSED, SKIPPED, TestCase, TestResults
 
 # Machine-readable reasons; every grading outcome has exactly one.
 RESOLVED = "tests_passed"
@@ -73,11 +73,27 @@ def decide(
     canaries: Sequence[Canary] = (),
     leaf_of: Callable[[str], Leaf | None] = lambda name: None,
 ) -> Verdict:
+    """The verdict on the runner's results as reported (canaries still in them)."""
+    real, own = separate(results, canaries, leaf_of)
+    return decide_separated(exit_code, timed_out, real, own, canaries, expected_tests, expected_skips, grading_mode)
+
+
+def decide_separated(
+    exit_code: int | None,
+    timed_out: bool,
+    results: TestResults,
+    own: Mapping[str, TestCase],
+    canaries: Sequence[Canary] = (),
+    expected_tests: tuple[str, ...] | None = None,
+    expected_skips: tuple[str, ...] = (),
+    grading_mode: str = GRADING_TESTS,
+) -> Verdict:
+    """The verdict once utils.canaries.separate has set the canaries' own cases (`own`, by
+    source) apart from the real tests (`results`, names mapped back)."""
     if timed_out:
         return Verdict(False, TIMED_OUT, "the test command did not finish in time")
     if grading_mode == GRADING_BUILD_ONLY:
         return _decide_build_only(exit_code, results)
-    results, own = separate(results, canaries, leaf_of)
     passed = sorted(source for source, case in own.items() if case.outcome == PASSED)
     if passed:
         return Verdict(False, CANARY_PASSED, f"{len(passed)} of {len(canaries)} planted canary test(s) that a correct "
@@ -112,7 +128,7 @@ def decide(
     return Verdict(True, RESOLVED, f"{results.passed} tests passed{skipped}")
 
 
-def _check_canaries(canaries: Sequence[Canary], own: dict) -> Verdict | None:
+def _check_canaries(canaries: Sequence[Canary], own: Mapping[str, TestCase]) -> Verdict | None:
     missing = sorted(canary.source for canary in canaries if canary.source not in own)
     if missing:
         return Verdict(False, CANARY_MISSING, f"{len(missing)} planted canary test(s) missing from the report: "
