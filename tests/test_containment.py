@@ -65,13 +65,49 @@ def test_containers_run_without_capabilities_or_new_privileges(role, docker_clie
                                                                no_leftover_containers):
     from utils.sandbox import Sandboxes, SandboxSpec
 
-    spec = SandboxSpec(image=language_images["python"], role=role, network="none")
+    spec = SandboxSpec(image=language_images["python"], role=role, network="none", user=None)
     with Sandboxes(docker_client, "caps-check").start(spec, "caps-check") as box:
         status = box.exec("grep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status; chown nobody /tmp; echo $?", 30, workdir="/")
     fields = dict(line.split(":\t", 1) for line in status.output.splitlines() if ":\t" in line)
     assert fields["CapEff"].strip() == fields["CapBnd"].strip() == "0000000000000000", status.output
     assert fields["NoNewPrivs"].strip() == "1"
     assert status.output.strip().splitlines()[-1] != "0", "root in the container could still chown"
+
+
+# What the code under test tries to change; each must be refused. Per language, the toolchain's
+# own files are in the list too.
+SYSTEM_FILES = ("/etc/passwd", "/usr/bin/env")
+NEW_SYSTEM_FILES = ("/usr/lib/python3/dist-packages/forged.pth", "/usr/local/bin/forged", "/root/forged", "/etc/forged")
+TOOLCHAIN_FILES = {
+    "python": "/usr/local/lib/python3.11/dist-packages/pytest/__init__.py",
+    "go": "/usr/lib/go-1.23/src/testing/testing.go",
+    "rust": "/usr/bin/cargo",
+    "javascript": "/usr/local/bin/polyglot-js-test",
+    "java": "/usr/local/bin/polyglot-java-test",
+    "cpp": "/usr/local/bin/polyglot-cpp-test",
+}
+
+
+@pytest.mark.parametrize("language", sorted(TOOLCHAIN_FILES))
+def test_tests_run_unprivileged_and_cannot_change_the_system_or_toolchain(language, docker_client, language_images,
+                                                                        tmp_path, no_leftover_containers):
+    from utils.grading import TESTBED, grading_sandbox_spec
+    from utils.languages import LANGUAGES
+    from utils.sandbox import Limits, RUNNER_UID, Sandboxes
+
+    (tmp_path / "solution.txt").write_text("the agent's file\n")
+    spec = grading_sandbox_spec(language_images[language], Limits(), LANGUAGES[language])
+    existing = (*SYSTEM_FILES, TOOLCHAIN_FILES[language])
+    probe = ("id -u; id -g; " + "; ".join(f"test -e {path} || echo missing {path}" for path in existing) + "; "
+             + "; ".join(f"(: >> {path}) 2>/dev/null && echo wrote {path}" for path in (*existing, *NEW_SYSTEM_FILES))
+             + f"; echo more >> {TESTBED}/solution.txt && mkdir {TESTBED}/build && echo tree-writable"
+             + "; touch $HOME/x /tmp/x && echo home-writable")
+    with Sandboxes(docker_client, "priv-check").start(spec, "priv-check") as box:
+        box.put_directory(tmp_path, TESTBED)
+        lines = box.exec(probe, 30, workdir=TESTBED).output.split()
+    assert lines[:2] == [str(RUNNER_UID)] * 2
+    assert "wrote" not in lines and "missing" not in lines, lines
+    assert "tree-writable" in lines and "home-writable" in lines, lines
 
 
 # --- network ---------------------------------------------------------------------------------
@@ -237,6 +273,10 @@ EXPECTED = {
     "daemon": ("resolved", "tests_passed", {}),
     "flood_stdout": ("resolved", "tests_passed", {}),
     "garbage_patch": ("unresolved", "patch_unparseable", {}),
+    # It runs as the images' unprivileged user and cannot become root or change the system.
+    "escalate": ("resolved", "tests_passed",
+                 {"agent_usage": {"behaviour": "escalate", "calls": 0,
+                                  "escalation": {"uid": 10001, "euid": 10001, "gid": 10001, "achieved": []}}}),
 }
 
 

@@ -24,6 +24,7 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from utils.images import IMAGE_REPOSITORY, ImageResult, ensure_recipe_image
+from utils.sandbox import RUNNER_UID
 
 AGENT_DIR_IN_CONTAINER = "/agent"
 BUILTIN_AGENTS = ("oracle", "null")
@@ -37,7 +38,8 @@ COPY agent/requirements.txt /opt/agent-requirements.txt
 RUN python3 -m venv --system-site-packages /opt/agent-venv \\
     && /opt/agent-venv/bin/pip install --no-cache-dir -r /opt/agent-requirements.txt
 ENV PATH=/opt/agent-venv/bin:$PATH
-COPY agent/ {AGENT_DIR_IN_CONTAINER}/
+# The agent runs as the images' unprivileged user and writes its outputs next to itself.
+COPY --chown={RUNNER_UID}:{RUNNER_UID} agent/ {AGENT_DIR_IN_CONTAINER}/
 """
 
 

@@ -69,7 +69,8 @@ def ensure_warm(client: docker.DockerClient, spec: LanguageSpec, image: str, tes
         log(f"warming the shared build cache {volume} ({key}) on the pristine test tree: {command}")
         box = Sandbox(client, image, run_id, instance_id, "cache-warm", network="none", limits=limits,
                       environment=dict(spec.build_cache.writer_env),
-                      volumes=((volume, spec.build_cache.mount_path, "rw"),))
+                      volumes=((volume, spec.build_cache.mount_path, "rw"),),
+                      user=None)  # root owns the cache; graders (the runner user) only read it
         try:
             with box:
                 box.put_directory(test_tree, "/testbed")

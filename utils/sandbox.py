@@ -46,6 +46,9 @@ LABEL_PID = f"{LABEL_PREFIX}.pid"
 LABEL_HOST = f"{LABEL_PREFIX}.host"
 OUTPUT_CAP = 2 * 1024 * 1024
 KILL_GRACE_S = 5
+# The unprivileged user (and group) of every language image (docker/common/Dockerfile): agents
+# and tests run as it, and the files copied in for them are its own.
+RUNNER_UID = 10001
 
 
 class SandboxError(RuntimeError):
@@ -97,6 +100,8 @@ class Sandbox:
     remover: "Remover | None" = None
     # Named volumes to mount: ((volume name, mount path, "ro" | "rw"), ...).
     volumes: tuple[tuple[str, str, str], ...] = ()
+    # The uid (and gid) every process and copied-in file gets; None: root.
+    user: int | None = RUNNER_UID
 
     def _new_name(self) -> str:
         safe_instance = "".join(c if c.isalnum() or c in "-_." else "-" for c in self.instance_id)
@@ -111,6 +116,7 @@ class Sandbox:
             self.container = self.client.containers.run(
                 self.image, command=["sleep", "infinity"], detach=True, init=True, name=self._new_name(),
                 labels=labels, network_mode=self.network, working_dir="/", environment=self.environment,
+                user="0:0" if self.user is None else f"{self.user}:{self.user}",
                 nano_cpus=int(self.limits.cpus * 1e9), mem_limit=self.limits.memory,
                 memswap_limit=self.limits.memory, pids_limit=self.limits.pids,
                 # No toolchain needs a capability: root in the container owns what it writes.
@@ -221,7 +227,7 @@ class Sandbox:
 
     def put_directory(self, source: Path, destination: str) -> None:
         """Copy a host directory's contents to `destination` (created, parents included)."""
-        self._put_at_root(tar_directory(source, prefix=destination.strip("/")), destination)
+        self._put_at_root(tar_directory(source, prefix=destination.strip("/"), owner=self.user), destination)
 
     def _put_at_root(self, tar_bytes: bytes, destination: str) -> None:
         # Entries carry the destination path, so one put_archive at "/" needs no mkdir exec.
@@ -324,26 +330,40 @@ class _CappedOutput:
         return (bytes(self.head) + marker + bytes(self.tail)).decode("utf-8", errors="replace")
 
 
-def _parent_entries(tar: tarfile.TarFile, prefix: str) -> None:
+def _parent_entries(tar: tarfile.TarFile, prefix: str, owner: int | None) -> None:
     parts = [part for part in prefix.split("/") if part]
     for depth in range(1, len(parts) + 1):
         info = tarfile.TarInfo("/".join(parts[:depth]))
         info.type = tarfile.DIRTYPE
         info.mode = 0o755
         info.mtime = int(time.time())
-        tar.addfile(info)
+        tar.addfile(_owned(info, owner if depth == len(parts) else None))
+
+
+def _owned(info: tarfile.TarInfo, owner: int | None) -> tarfile.TarInfo:
+    """The entry owned by `owner` (uid and gid), or by root."""
+    info.uid = info.gid = owner or 0
+    info.uname = info.gname = ""
+    return info
 
 
 def _joined(prefix: str, name: str) -> str:
     return f"{prefix}/{name}" if prefix else name
 
 
-def tar_directory(source: Path, prefix: str = "") -> bytes:
+def tar_directory(source: Path, prefix: str = "", owner: int | None = None) -> bytes:
+    """`source`'s contents under `prefix`, every entry owned by `owner` (None: root); the
+    parents of `prefix` are root's, `prefix` itself is the owner's."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
-        _parent_entries(tar, prefix)
+        _parent_entries(tar, prefix, owner)
         for path in sorted(source.rglob("*")):
-            tar.add(path, arcname=_joined(prefix, path.relative_to(source).as_posix()), recursive=False)
+            info = tar.gettarinfo(path, arcname=_joined(prefix, path.relative_to(source).as_posix()))
+            if info.isreg():
+                with path.open("rb") as content:
+                    tar.addfile(_owned(info, owner), content)
+            else:
+                tar.addfile(_owned(info, owner))
     return buffer.getvalue()
 
 
@@ -387,12 +407,13 @@ class SandboxSpec:
     limits: Limits = field(default_factory=Limits)
     environment: tuple[tuple[str, str], ...] = ()
     volumes: tuple[tuple[str, str, str], ...] = ()
+    user: int | None = RUNNER_UID
 
     def sandbox(self, client: docker.DockerClient, run_id: str, instance_id: str,
                 remover: "Remover | None") -> Sandbox:
         return Sandbox(client, self.image, run_id, instance_id, self.role, network=self.network,
                        limits=self.limits, environment=dict(self.environment), remover=remover,
-                       volumes=self.volumes)
+                       volumes=self.volumes, user=self.user)
 
 
 class SandboxPool:
