@@ -26,19 +26,18 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from utils.agent_image import AgentPatchError, PreparedAgent, ensure_agent_image, prepare_agent, prune_agent_images
+from utils.agent_image import AgentPatchError, PreparedAgent, prepare_agent
 from utils.agent_run import AgentRunSettings, agent_sandbox_spec
 from utils.dataset import DEFAULT_DATASET_DIR, DatasetError, Instance, load_dataset, select_instances
-from utils.build_cache import prune_cache_volumes
-from utils.engine import EngineError, engine_answers, ensure_engine
+from utils.build_cache import prune_caches
+from utils.engine import EngineError, ensure_engine
 from utils.grading import grading_sandbox_spec
-from utils.images import ImageError, ImageSettings, docker_client, ensure_all_images, ensure_language_image
+from utils.images import ImageError, ImageSettings, docker_client, ensure_all_images
 from utils.languages import LANGUAGES
 from utils.results import (BUCKETS, FINISHED_BUCKETS, InstanceResult, build_run_report, load_instance_results,
                            write_json)
 from utils.run_instance import InstanceJob, RunCancelled, run_instance
-from utils.sandbox import (ENGINE_ERRORS, Limits, SandboxError, Sandboxes, create_run_network, remove_run_containers, remove_run_network,
-                           remove_stale_containers, remove_stale_networks)
+from utils.sandbox import BACKENDS, Limits, SandboxError, Sandboxes, SandboxProvider, open_provider
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 DEFAULT_OUTPUT_DIR = PROJECT_ROOT / "runs"
@@ -89,10 +88,11 @@ def harness(
     ca_bundle: str | None = None,
     force: bool = False,
     progress: bool = True,
+    backend: str = "docker",
 ) -> RunOutcome:
     """Run (or resume) one evaluation; returns the results, the report and their paths."""
     check_settings(max_workers=max_workers, agent_timeout=agent_timeout, test_timeout=test_timeout, cpus=cpus,
-                   memory=memory, pids_limit=pids_limit, agent_network=agent_network, disk=disk)
+                   memory=memory, pids_limit=pids_limit, agent_network=agent_network, disk=disk, backend=backend)
     if predictions is None:
         check_agent_model(agent, model, pass_env)
     subsets = [subset] if isinstance(subset, str) else list(subset or [])
@@ -114,11 +114,11 @@ def harness(
             print(f"warning: {warning}", file=sys.stderr)
         run_settings = _run_settings(prepared, Path(dataset), test_timeout, agent_timeout, model)
         previous = _selected(_check_resume(run_dir, run_settings, force), instances)
-        ensure_engine(log=lambda message: print(message, file=sys.stderr))
-        client = docker_client()
-        remove_stale_containers(client)
-        remove_stale_networks(client)
-        images = _ensure_images(client, instances, prepared, settings, Path(workdir))
+        provider = open_provider(backend)
+        log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+        provider.prepare(log)
+        images = provider.ensure_images([LANGUAGES[language] for language in sorted({i.language for i in instances})],
+                                        prepared, settings, Path(workdir), log)
         workers = max(1, max_workers)
         limits = _default_limits(workers, cpus, memory, pids_limit, disk)
         environment = {key: os.environ[key] for key in (pass_env if pass_env is not None else DEFAULT_PASS_ENV)
@@ -127,7 +127,7 @@ def harness(
         # Agents of one run must not reach each other: "bridge" means the run's own network.
         own_network = agent_network == "bridge" and not prepared.builtin and predicted is None
         try:
-            network = _run_network(client, run_id) if own_network else agent_network
+            network = _run_network(provider, run_id) if own_network else agent_network
             agent_settings = AgentRunSettings(agent_timeout, model, network, environment, limits)
             jobs = [InstanceJob(instance, prepared, images[f"agent:{instance.language}"],
                                 images[instance.language], agent_settings, test_timeout, limits, run_id, name,
@@ -136,9 +136,9 @@ def harness(
             run_dir.mkdir(parents=True, exist_ok=True)
             write_json(run_dir / "run_settings.json", run_settings)
             results = dict(previous)
-            interrupted = _execute(client, jobs, results, workers, run_id, progress, len(previous))
+            interrupted = _execute(provider, jobs, results, workers, run_id, progress, len(previous))
         finally:
-            _clean_up_run(client, run_id, own_network)
+            _clean_up_run(provider, run_id)
     report = asdict(build_run_report(name, [instance.instance_id for instance in instances], results))
     report_path = Path(output_dir) / f"{name}_0.0.json"
     write_json(report_path, report)
@@ -150,7 +150,7 @@ _MEMORY = re.compile(r"[1-9][0-9]*(?:\.[0-9]+)?[bkmg]?", re.I)
 
 
 def check_settings(max_workers: int, agent_timeout: int, test_timeout: int, cpus: float | None, memory: str | None,
-                   pids_limit: int, agent_network: str, disk: str | None = None) -> None:
+                   pids_limit: int, agent_network: str, disk: str | None = None, backend: str = "docker") -> None:
     """Every run setting checked before anything starts: one line naming the setting."""
     if not isinstance(max_workers, int) or max_workers < 1:
         raise HarnessError(f"--max_workers must be a whole number >= 1, got {max_workers!r}")
@@ -168,6 +168,8 @@ def check_settings(max_workers: int, agent_timeout: int, test_timeout: int, cpus
         raise HarnessError(f"--disk must be a size of at least 64m such as 10g, got {disk!r}")
     if agent_network not in AGENT_NETWORKS:
         raise HarnessError(f"--agent_network must be one of {', '.join(AGENT_NETWORKS)}, got {agent_network!r}")
+    if backend not in BACKENDS:
+        raise HarnessError(f"--backend must be one of {', '.join(sorted(BACKENDS))}, got {backend!r}")
 
 
 def size_in_bytes(size: str) -> int:
@@ -189,27 +191,22 @@ def check_agent_model(agent: str, model: str | None, pass_env: list[str] | None)
     raise HarnessError("the default agent needs a model: pass --model NAME (or set OPENAI_MODEL)")
 
 
-ENGINE_RETURN_WAIT_S = 60
-
-
-def _clean_up_run(client, run_id: str, own_network: bool) -> None:
-    """Remove the run's containers and network. When the engine went away (a restart), wait
-    a while for it to come back; failing that, the next run reaps them (labels)."""
-    deadline = time.monotonic() + ENGINE_RETURN_WAIT_S
-    while not engine_answers(timeout=2.0) and time.monotonic() < deadline:
-        time.sleep(1.0)
+def _clean_up_run(provider: SandboxProvider, run_id: str) -> None:
+    """Remove the run's sandboxes and network; what the backend cannot remove now (it went
+    away), the next run reaps."""
+    provider.clean_up_run(run_id)
     try:
-        remove_run_containers(client, run_id)
-        if own_network:
-            remove_run_network(client, run_id)
-    except ENGINE_ERRORS as error:
-        print(f"warning: could not remove this run's containers ({error}); the next run removes them",
+        left = provider.run_sandboxes(run_id)
+    except SandboxError as error:
+        left = [str(error)]
+    if left:
+        print(f"warning: could not remove all of this run's sandboxes ({left[0]}, ...); the next run removes them",
               file=sys.stderr)
 
 
-def _run_network(client, run_id: str) -> str:
+def _run_network(provider: SandboxProvider, run_id: str) -> str:
     try:
-        return create_run_network(client, run_id)
+        return provider.create_run_network(run_id)
     except SandboxError as error:
         raise HarnessError(str(error)) from error
 
@@ -272,20 +269,6 @@ def _selected(results: dict[str, InstanceResult], instances: list[Instance]) -> 
     return {instance_id: result for instance_id, result in results.items() if instance_id in wanted}
 
 
-def _ensure_images(client, instances: list[Instance], agent: PreparedAgent, settings: ImageSettings,
-                   workdir: Path) -> dict[str, str]:
-    images: dict[str, str] = {}
-    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
-    for language in sorted({instance.language for instance in instances}):
-        images[language] = ensure_language_image(client, LANGUAGES[language], settings, log).tag
-        if agent.builtin:
-            images[f"agent:{language}"] = images[language]
-        else:
-            images[f"agent:{language}"] = ensure_agent_image(client, agent, language, images[language],
-                                                             workdir, log).tag
-    return images
-
-
 def _default_limits(workers: int, cpus: float | None, memory: str | None, pids: int, disk: str | None) -> Limits:
     cores = os.cpu_count() or 1
     total_memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -294,10 +277,10 @@ def _default_limits(workers: int, cpus: float | None, memory: str | None, pids: 
                   disk=size_in_bytes(disk) if disk else None)
 
 
-def _sandboxes_for(client, jobs: list[InstanceJob], workers: int, run_id: str) -> Sandboxes:
+def _sandboxes_for(provider: SandboxProvider, jobs: list[InstanceJob], workers: int, run_id: str) -> Sandboxes:
     """Containers for this run: removal in the background, and per language a small pool of
     pre-started agent and grading containers sized to the instances still to come."""
-    sandboxes = Sandboxes(client, run_id, background_removal=True)
+    sandboxes = Sandboxes(provider, run_id, background_removal=True)
     spares = min(2, workers)
     for language in sorted({job.instance.language for job in jobs}):
         language_jobs = [job for job in jobs if job.instance.language == language]
@@ -312,7 +295,7 @@ def _sandboxes_for(client, jobs: list[InstanceJob], workers: int, run_id: str) -
     return sandboxes
 
 
-def _run_with_lookahead(client, job: InstanceJob, stop: threading.Event, sandboxes: Sandboxes,
+def _run_with_lookahead(job: InstanceJob, stop: threading.Event, sandboxes: Sandboxes,
                         upcoming_languages: set[str]) -> InstanceResult:
     # The next instances in the queue start as running ones end: pre-start their containers
     # while this one is graded (not earlier: its own agent container comes first), and pools
@@ -321,20 +304,20 @@ def _run_with_lookahead(client, job: InstanceJob, stop: threading.Event, sandbox
         for language in sorted(upcoming_languages):
             sandboxes.activate(language)
 
-    return run_instance(client, job, stop, sandboxes, after_agent=activate_upcoming)
+    return run_instance(sandboxes, job, stop, after_agent=activate_upcoming)
 
 
-def _execute(client, jobs: list[InstanceJob], results: dict[str, InstanceResult], workers: int, run_id: str,
+def _execute(provider: SandboxProvider, jobs: list[InstanceJob], results: dict[str, InstanceResult], workers: int, run_id: str,
              progress: bool, reused: int) -> bool:
     stop = threading.Event()
     previous_handlers = _install_signal_handlers(stop)
     bar = tqdm(total=len(jobs) + reused, initial=reused, disable=not progress, unit="inst", dynamic_ncols=True)
     _update_bar(bar, results)
-    sandboxes = _sandboxes_for(client, jobs, workers, run_id)
+    sandboxes = _sandboxes_for(provider, jobs, workers, run_id)
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="instance") as executor:
             pending: dict[Future, InstanceJob] = {
-                executor.submit(_run_with_lookahead, client, job, stop, sandboxes,
+                executor.submit(_run_with_lookahead, job, stop, sandboxes,
                                 {later.instance.language for later in jobs[index + 1:index + 1 + 2 * workers]}): job
                 for index, job in enumerate(jobs)}
             while pending:
@@ -342,7 +325,7 @@ def _execute(client, jobs: list[InstanceJob], results: dict[str, InstanceResult]
                 if stop.is_set():
                     for future in pending:
                         future.cancel()
-                    remove_run_containers(client, run_id)
+                    provider.clean_up_run(run_id)
                 for future in done:
                     job = pending.pop(future)
                     try:
@@ -435,6 +418,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="remove every agent layer image and shared build-cache volume (both are "
                              "rebuilt on demand) and exit; language images stay")
     parser.add_argument("--no_progress", action="store_true")
+    parser.add_argument("--backend", default="docker", help=f"where instances run: {' | '.join(sorted(BACKENDS))}")
     return parser.parse_args(argv)
 
 
@@ -444,10 +428,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.build_images_only:
             return build_images_only(args.languages, args.ca_bundle, args.base_image)
         if args.prune_caches:
-            ensure_engine(log=lambda message: print(message, file=sys.stderr))
-            client = docker_client()
-            print(f"removed {prune_agent_images(client)} agent image tag(s) and "
-                  f"{prune_cache_volumes(client)} build-cache volume(s)")
+            provider = open_provider(args.backend)
+            provider.prepare(lambda message: print(message, file=sys.stderr))
+            print(f"removed {prune_caches(provider)} agent image tag(s) and build-cache volume(s)")
             return 0
         # Without --subset: the ids named by --instance_ids, or every instance a --predictions
         # file grades, or else HyperAgents' default, small.
@@ -460,9 +443,9 @@ def main(argv: list[str] | None = None) -> int:
             languages=args.languages, agent=args.agent, model=args.model, agent_timeout=args.agent_timeout,
             test_timeout=args.test_timeout, predictions=args.predictions, cpus=args.cpus, memory=args.memory,
             pids_limit=args.pids_limit, disk=args.disk, pass_env=args.pass_env, agent_network=args.agent_network,
-            ca_bundle=args.ca_bundle, force=args.force, progress=not args.no_progress,
+            ca_bundle=args.ca_bundle, force=args.force, progress=not args.no_progress, backend=args.backend,
         )
-    except (HarnessError, DatasetError, AgentPatchError, ImageError, EngineError) as error:
+    except (HarnessError, DatasetError, AgentPatchError, ImageError, EngineError, SandboxError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     report = outcome.report

@@ -29,7 +29,8 @@ from utils.dataset import Instance
 from utils.grading import unskip_tree
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
-from utils.sandbox import ExecResult, Limits, Sandbox
+from utils.docker_backend import DockerSandbox as Sandbox
+from utils.sandbox import ExecResult, Limits, SandboxSpec
 from utils.verdict import decide
 
 BARE_ROOT = "/bench"  # instance trees live at /bench/<instance_id> in the language container
@@ -82,8 +83,8 @@ def run_bare(client: docker.DockerClient, instances: list[Instance], images: dic
                 root = Path(workdir) / language
                 for instance in members:
                     grading_tree(instance, root / instance.instance_id)
-                box = Sandbox(client, images[language], run_id, f"bare-{language}", "bench-bare",
-                              network="none", limits=bare_limits(workers))
+                box = Sandbox(client, SandboxSpec(images[language], "bench-bare", network="none",
+                                                  limits=bare_limits(workers)), run_id, f"bare-{language}")
                 boxes[language] = box.start()
                 box.put_directory(root, BARE_ROOT)
                 # Page in the toolchain once, outside the clock: the floor is the tests, not a cold disk.

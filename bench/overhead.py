@@ -34,7 +34,8 @@ from utils.grading import GradingRequest, grade
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
 from utils.runner_results import TestResults
-from utils.sandbox import Limits, Sandbox
+from utils.docker_backend import DockerProvider, DockerSandbox as Sandbox
+from utils.sandbox import Limits, Sandboxes
 
 # Sandbox method -> phase name in the table.
 SANDBOX_PHASES = {"start": "start", "put_directory": "copy_in", "exec": "exec", "get_files": "copy_out",
@@ -127,6 +128,8 @@ def run_noop_grading(client: docker.DockerClient, instances: list[Instance], pat
                      recorder: PhaseRecorder) -> dict[str, float]:
     """Seconds per instance of checkout + grade() with the no-op test command."""
 
+    sandboxes = Sandboxes(DockerProvider(client), run_id)
+
     def grade_one(instance: Instance) -> float:
         started = time.monotonic()
         with recorder.current("grading", instance.instance_id), \
@@ -136,8 +139,11 @@ def run_noop_grading(client: docker.DockerClient, instances: list[Instance], pat
             request = GradingRequest(noop_spec(instance.language), instance.instance_id, test_tree,
                                      patches.get(instance.instance_id, ""), instance.solution_paths,
                                      instance.hidden_paths, None, test_timeout=60)
-            grade(client, images[instance.language], request, run_id, limits)
+            grade(sandboxes, images[instance.language], request, limits)
         return time.monotonic() - started
 
-    seconds = run_parallel(grade_one, instances, workers)
+    try:
+        seconds = run_parallel(grade_one, instances, workers)
+    finally:
+        sandboxes.close()
     return {instance.instance_id: value for instance, value in zip(instances, seconds)}

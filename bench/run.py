@@ -60,7 +60,8 @@ from utils.engine import EngineError, ensure_engine
 from utils.images import ImageError, ImageSettings, docker_client, ensure_language_image
 from utils.languages import LANGUAGES
 from utils.results import RESOLVED, InstanceResult
-from utils.sandbox import LABEL_HOST, LABEL_PID, SandboxError
+from utils.docker_backend import LABEL_HOST, LABEL_PID
+from utils.sandbox import SandboxError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "samples"

@@ -18,7 +18,8 @@ from utils.dataset import load_dataset
 from utils.engine import engine_answers
 from utils.images import ImageSettings, docker_client as make_client, ensure_language_image
 from utils.languages import LANGUAGES
-from utils.sandbox import LABEL_PID, list_run_containers, process_alive
+from utils.docker_backend import LABEL_PID, DockerProvider, list_run_containers, process_alive
+from utils.sandbox import Sandboxes
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "samples"
@@ -39,6 +40,20 @@ def docker_client():
     client = make_client()
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def provider(docker_client) -> DockerProvider:
+    """The Docker backend on the test session's engine."""
+    return DockerProvider(docker_client)
+
+
+@pytest.fixture
+def sandboxes(provider):
+    """Sandboxes of one test (run id "pytest"), closed after it."""
+    pool = Sandboxes(provider, "pytest")
+    yield pool
+    pool.close()
 
 
 @pytest.fixture(scope="session")

@@ -24,14 +24,14 @@ def test_warm_key_ignores_the_exercise_name_but_not_the_test_support(tmp_path):
     assert warm_key(CPP, tmp_path / "a") != warm_key(CPP, tmp_path / "b")
 
 
-def test_code_under_test_cannot_write_the_shared_cache(docker_client, language_images, sample_instances, tmp_path,
+def test_code_under_test_cannot_write_the_shared_cache(provider, language_images, sample_instances, tmp_path,
                                                       no_leftover_containers):
     instance = sample_instances["cpp__digit-sum"]
     tree = tmp_path / "tree"
     checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
     image = language_images["cpp"]
-    ensure_warm(docker_client, CPP, image, tree, "pytest-cache", instance.instance_id, Limits(), log=lambda m: None)
-    sandboxes = Sandboxes(docker_client, "pytest-cache")
+    sandboxes = Sandboxes(provider, "pytest-cache")
+    ensure_warm(sandboxes, CPP, image, tree, instance.instance_id, Limits(), log=lambda m: None)
     with sandboxes.start(grading_sandbox_spec(image, Limits(), CPP), instance.instance_id) as box:
         marker = box.exec(f"ls {CPP.build_cache.mount_path}/polyglot-warmed/{warm_key(CPP, tree)}", 30, workdir="/")
         write = box.exec(f"touch {CPP.build_cache.mount_path}/planted", 30, workdir="/")

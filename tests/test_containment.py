@@ -61,12 +61,12 @@ def test_oversized_patch_is_unresolved_once_with_its_size_and_memory_stays_bound
 
 
 @pytest.mark.parametrize("role", ["agent", "grading"])
-def test_containers_run_without_capabilities_or_new_privileges(role, docker_client, language_images,
+def test_containers_run_without_capabilities_or_new_privileges(role, provider, language_images,
                                                                no_leftover_containers):
     from utils.sandbox import Sandboxes, SandboxSpec
 
     spec = SandboxSpec(image=language_images["python"], role=role, network="none", user=None)
-    with Sandboxes(docker_client, "caps-check").start(spec, "caps-check") as box:
+    with Sandboxes(provider, "caps-check").start(spec, "caps-check") as box:
         status = box.exec("grep -E '^(CapEff|CapBnd|NoNewPrivs):' /proc/self/status; chown nobody /tmp; echo $?", 30, workdir="/")
     fields = dict(line.split(":\t", 1) for line in status.output.splitlines() if ":\t" in line)
     assert fields["CapEff"].strip() == fields["CapBnd"].strip() == "0000000000000000", status.output
@@ -89,7 +89,7 @@ TOOLCHAIN_FILES = {
 
 
 @pytest.mark.parametrize("language", sorted(TOOLCHAIN_FILES))
-def test_tests_run_unprivileged_and_cannot_change_the_system_or_toolchain(language, docker_client, language_images,
+def test_tests_run_unprivileged_and_cannot_change_the_system_or_toolchain(language, provider, language_images,
                                                                         tmp_path, no_leftover_containers):
     from utils.grading import TESTBED, grading_sandbox_spec
     from utils.languages import LANGUAGES
@@ -102,7 +102,7 @@ def test_tests_run_unprivileged_and_cannot_change_the_system_or_toolchain(langua
              + "; ".join(f"(: >> {path}) 2>/dev/null && echo wrote {path}" for path in (*existing, *NEW_SYSTEM_FILES))
              + f"; echo more >> {TESTBED}/solution.txt && mkdir {TESTBED}/build && echo tree-writable"
              + "; touch $HOME/x /tmp/x && echo home-writable")
-    with Sandboxes(docker_client, "priv-check").start(spec, "priv-check") as box:
+    with Sandboxes(provider, "priv-check").start(spec, "priv-check") as box:
         box.put_directory(tmp_path, TESTBED)
         lines = box.exec(probe, 30, workdir=TESTBED).output.split()
     assert lines[:2] == [str(RUNNER_UID)] * 2
@@ -124,20 +124,20 @@ def _serve(box) -> str:
     return next(iter(box.container.attrs["NetworkSettings"]["Networks"].values()))["IPAddress"]
 
 
-def _two_agents(docker_client, image: str, network: str, run_id: str):
+def _two_agents(provider, image: str, network: str, run_id: str):
     from utils.sandbox import Sandboxes, SandboxSpec
 
-    sandboxes = Sandboxes(docker_client, run_id)
+    sandboxes = Sandboxes(provider, run_id)
     spec = SandboxSpec(image=image, role="agent", network=network)
     return sandboxes.start(spec, "agent-a"), sandboxes.start(spec, "agent-b")
 
 
-def test_agents_of_a_run_cannot_reach_each_other_but_reach_the_host(docker_client, language_images,
+def test_agents_of_a_run_cannot_reach_each_other_but_reach_the_host(docker_client, provider, language_images,
                                                                      no_leftover_containers):
     import socket
     import threading
 
-    from utils.sandbox import create_run_network, remove_run_network
+    from utils.docker_backend import create_run_network, remove_run_network
 
     run_id = "net-check"
     network = create_run_network(docker_client, run_id)
@@ -146,7 +146,7 @@ def test_agents_of_a_run_cannot_reach_each_other_but_reach_the_host(docker_clien
     listener.listen()
     threading.Thread(target=lambda: listener.accept(), daemon=True).start()
     try:
-        first, second = _two_agents(docker_client, language_images["python"], network, run_id)
+        first, second = _two_agents(provider, language_images["python"], network, run_id)
         with first, second:
             address = _serve(first)
             blocked = second.exec(REACH.format(host=address, port=8765), 30, workdir="/")
@@ -160,9 +160,9 @@ def test_agents_of_a_run_cannot_reach_each_other_but_reach_the_host(docker_clien
     assert not docker_client.networks.list(names=[network])
 
 
-def test_on_the_default_bridge_the_same_probe_does_connect(docker_client, language_images, no_leftover_containers):
+def test_on_the_default_bridge_the_same_probe_does_connect(provider, language_images, no_leftover_containers):
     """The probe above can fail: without the run network, agents reach each other."""
-    first, second = _two_agents(docker_client, language_images["python"], "bridge", "net-control")
+    first, second = _two_agents(provider, language_images["python"], "bridge", "net-control")
     with first, second:
         address = _serve(first)
         reached = second.exec(REACH.format(host=address, port=8765), 30, workdir="/")
@@ -220,7 +220,7 @@ def test_engine_restart_mid_run_ends_cleanly_and_a_resume_finishes_the_broken_in
 
     from tests.conftest import IN_CI
     from utils.engine import ENGINE_PIDFILE, engine_answers, ensure_engine, stop_engine
-    from utils.sandbox import LABEL_PID, LABEL_ROLE, list_run_containers
+    from utils.docker_backend import LABEL_PID, LABEL_ROLE, list_run_containers
 
     if not ENGINE_PIDFILE.is_file():
         message = "the engine was not started by this project (no pidfile): not restarting someone else's"

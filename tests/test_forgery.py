@@ -38,9 +38,9 @@ def test_every_language_has_forgers_of_each_class():
 
 
 @pytest.mark.parametrize("forger", FORGERS, ids=[f"{p.parent.name}/{p.name}" for p in FORGERS])
-def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, docker_client, real_dataset):
+def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, provider, real_dataset):
     meta = json.loads((forger / "forger.json").read_text())
-    outcome = grade_forger(docker_client, real_dataset, forger)
+    outcome = grade_forger(provider, real_dataset, forger)
     key = f"{forger.parent.name}/{forger.name}"
     assert not outcome.verdict.resolved, f"{key} ({meta['description']}) was graded resolved"
     assert outcome.canaries, f"{key}: no canary was planted into {meta['instance_id']}"

@@ -26,7 +26,7 @@ import pytest
 import utils.images
 from harness import HarnessError, RunOutcome, harness
 from utils.agent_image import prepare_agent
-from utils.sandbox import LABEL_PID, LABEL_ROLE
+from utils.docker_backend import LABEL_PID, LABEL_ROLE
 
 pytestmark = pytest.mark.docker
 

@@ -463,7 +463,7 @@ def test_unparseable_patch_is_a_patch_apply_failed_verdict(tmp_path: Path):
                              test_tree=fresh_tree("python", tmp_path / "tree"),
                              patch_text=solved_patch().replace("@@ -1,5 +1,5 @@", "@@ -1,9 +1,9 @@"),
                              solution_paths=("running_total.py",))
-    outcome = grade(None, "unused-image", request, "run-id")  # fails before any Docker call
+    outcome = grade(None, "unused-image", request)  # fails before any sandbox is started
     assert outcome.verdict.reason == PATCH_APPLY_FAILED
 
 

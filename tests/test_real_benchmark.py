@@ -24,7 +24,7 @@ import pytest
 from harness import RunOutcome, harness
 from report import report
 from utils.dataset import load_dataset
-from utils.sandbox import list_run_containers
+from utils.docker_backend import list_run_containers
 
 from tests.conftest import GATE_WORKERS as WORKERS
 

@@ -45,20 +45,20 @@ def files_under(root: Path) -> dict[str, bytes]:
     return {path.relative_to(root).as_posix(): path.read_bytes() for path in root.rglob("*") if path.is_file()}
 
 
-def run_grading(docker_client, language_images, instance, patch: str, tmp_path: Path):
+def run_grading(sandboxes, language_images, instance, patch: str, tmp_path: Path):
     test_tree = tmp_path / "tests"
     checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
     request = GradingRequest(LANGUAGES[instance.language], instance.instance_id, test_tree, patch,
                              instance.solution_paths, instance.hidden_paths)
-    return grade(docker_client, language_images[instance.language], request, "pytest-samples"), test_tree
+    return grade(sandboxes, language_images[instance.language], request), test_tree
 
 
 @pytest.mark.parametrize("instance_id", SAMPLE_IDS)
-def test_reference_resolves_with_every_test_counted(instance_id, docker_client, language_images, sample_instances,
+def test_reference_resolves_with_every_test_counted(instance_id, sandboxes, language_images, sample_instances,
                                                     tmp_path, no_leftover_containers):
     instance = sample_instances[instance_id]
     patch = patch_writing(instance, files_under(instance.reference_dir))
-    outcome, test_tree = run_grading(docker_client, language_images, instance, patch, tmp_path)
+    outcome, test_tree = run_grading(sandboxes, language_images, instance, patch, tmp_path)
     assert outcome.verdict.resolved, (outcome.verdict, outcome.exec_result.output[-3000:])
     declared = declared_test_count(instance, test_tree)
     if instance.language == "go":  # table-driven: one parent test per function, a subtest per case
@@ -70,23 +70,23 @@ def test_reference_resolves_with_every_test_counted(instance_id, docker_client, 
 
 
 @pytest.mark.parametrize("instance_id", SAMPLE_IDS)
-def test_stub_does_not_resolve(instance_id, docker_client, language_images, sample_instances, tmp_path):
+def test_stub_does_not_resolve(instance_id, sandboxes, language_images, sample_instances, tmp_path):
     instance = sample_instances[instance_id]
     # The stub is the base commit: an agent that changed nothing, graded anyway.
     touched = {path: (instance.agent_repo_dir / path).read_bytes() + b"\n" for path in instance.solution_paths[:1]}
     patch = patch_writing(instance, touched)
-    outcome, _ = run_grading(docker_client, language_images, instance, patch, tmp_path)
+    outcome, _ = run_grading(sandboxes, language_images, instance, patch, tmp_path)
     assert not outcome.verdict.resolved
     assert outcome.results.passed < max(outcome.results.total, 1)
 
 
 @pytest.mark.parametrize("instance_id", SAMPLE_IDS)
-def test_early_exit_with_fake_success_output_does_not_resolve(instance_id, docker_client, language_images,
+def test_early_exit_with_fake_success_output_does_not_resolve(instance_id, sandboxes, language_images,
                                                                sample_instances, tmp_path):
     instance = sample_instances[instance_id]
     cheat_dir = EARLY_EXIT_DIR / instance.language / instance.task_name
     patch = patch_writing(instance, files_under(cheat_dir))
-    outcome, _ = run_grading(docker_client, language_images, instance, patch, tmp_path)
+    outcome, _ = run_grading(sandboxes, language_images, instance, patch, tmp_path)
     assert outcome.exec_result.exit_code == 0, "the fixture must forge the exit code to be a meaningful cheat"
     assert not outcome.verdict.resolved
     assert outcome.verdict.reason in ("no_test_results", "tests_failed", "expected_tests_missing")

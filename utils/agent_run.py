@@ -18,7 +18,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Callable
 
-import docker
 
 from utils.agent_image import AGENT_DIR_IN_CONTAINER, PreparedAgent
 from utils.dataset import Instance
@@ -82,12 +81,10 @@ def agent_sandbox_spec(image: str, agent: PreparedAgent, settings: AgentRunSetti
                        environment=tuple(sorted(settings.environment.items())))
 
 
-def run_agent(client: docker.DockerClient, image: str, agent: PreparedAgent, instance: Instance,
-              spec: LanguageSpec, settings: AgentRunSettings, run_id: str,
-              log: Callable[[str], None], sandboxes: Sandboxes | None = None) -> AgentRun:
+def run_agent(sandboxes: Sandboxes, image: str, agent: PreparedAgent, instance: Instance,
+              spec: LanguageSpec, settings: AgentRunSettings, log: Callable[[str], None]) -> AgentRun:
     sandbox_spec = agent_sandbox_spec(image, agent, settings)
     network = sandbox_spec.network
-    sandboxes = sandboxes or Sandboxes(client, run_id)
     with sandboxes.start(sandbox_spec, instance.instance_id) as box:
         log(f"agent container from {image} (network {network})")
         box.put_directory(instance.agent_repo_dir, TESTBED)

@@ -13,11 +13,8 @@ import threading
 from pathlib import Path
 from typing import Callable
 
-import docker
-import docker.errors
-
 from utils.languages import LanguageSpec, matches_any
-from utils.sandbox import Limits, Sandbox, SandboxError
+from utils.sandbox import SHARED_CACHE_PREFIX, Limits, SandboxError, Sandboxes, SandboxSpec, SandboxProvider
 
 _warmed: set[tuple[str, str]] = set()
 _locks: dict[tuple[str, str], threading.Lock] = {}
@@ -26,7 +23,7 @@ WARM_TIMEOUT_S = 300
 
 
 def cache_volume(spec: LanguageSpec, image: str) -> str:
-    return f"polyglot-harness-cache-{spec.name}-{hashlib.sha256(image.encode()).hexdigest()[:12]}"
+    return f"{SHARED_CACHE_PREFIX}{spec.name}-{hashlib.sha256(image.encode()).hexdigest()[:12]}"
 
 
 def reader_mounts(spec: LanguageSpec, image: str) -> tuple[tuple[str, str, str], ...]:
@@ -54,8 +51,8 @@ def warm_key(spec: LanguageSpec, test_tree: Path) -> str:
     return digest.hexdigest()[:20]
 
 
-def ensure_warm(client: docker.DockerClient, spec: LanguageSpec, image: str, test_tree: Path, run_id: str,
-                instance_id: str, limits: Limits, log: Callable[[str], None]) -> None:
+def ensure_warm(sandboxes: Sandboxes, spec: LanguageSpec, image: str, test_tree: Path, instance_id: str,
+                limits: Limits, log: Callable[[str], None]) -> None:
     """Warm the cache for this test tree once per (volume, key); failures only cost speed."""
     if spec.build_cache is None:
         return
@@ -67,12 +64,12 @@ def ensure_warm(client: docker.DockerClient, spec: LanguageSpec, image: str, tes
             return
         command = spec.build_cache.warm_command.format(key=key)
         log(f"warming the shared build cache {volume} ({key}) on the pristine test tree: {command}")
-        box = Sandbox(client, image, run_id, instance_id, "cache-warm", network="none", limits=limits,
-                      environment=dict(spec.build_cache.writer_env),
-                      volumes=((volume, spec.build_cache.mount_path, "rw"),),
-                      user=None)  # root owns the cache; graders (the runner user) only read it
+        warm_spec = SandboxSpec(image, "cache-warm", network="none", limits=limits,
+                                environment=spec.build_cache.writer_env,
+                                volumes=((volume, spec.build_cache.mount_path, "rw"),),
+                                user=None)  # root owns the cache; graders (the runner user) only read it
         try:
-            with box:
+            with sandboxes.start(warm_spec, instance_id) as box:
                 box.put_directory(test_tree, "/testbed")
                 result = box.exec(command, WARM_TIMEOUT_S, workdir="/testbed")
         except SandboxError as error:
@@ -84,17 +81,9 @@ def ensure_warm(client: docker.DockerClient, spec: LanguageSpec, image: str, tes
             log(f"cache warm-up exited {result.exit_code}; grading compiles without it:\n{result.output[-2000:]}")
 
 
-def prune_cache_volumes(client: docker.DockerClient) -> int:
-    """Remove every build-cache volume no container uses (they are re-warmed on demand)."""
-    removed = 0
-    for volume in client.volumes.list():
-        if not volume.name.startswith("polyglot-harness-cache-"):
-            continue
-        try:
-            volume.remove()
-            removed += 1
-        except docker.errors.APIError:
-            pass  # in use by a running grading: keep it
+def prune_caches(provider: SandboxProvider) -> int:
+    """Remove the provider's shared caches no sandbox uses (re-warmed on demand)."""
+    removed = provider.remove_caches()
     with _locks_guard:
         _warmed.clear()
     return removed

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Callable
 
 from utils.dataset import Instance, load_dataset
-from utils.engine import ensure_engine
 from utils.grading import GradingRequest, grade
-from utils.images import ImageSettings, docker_client, ensure_language_image
+from utils.images import ImageSettings
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
 from utils.runner_results import ERROR, FAILED, SKIPPED
+from utils.sandbox import Sandboxes, SandboxProvider, open_provider
 from utils.verdict import decide_separated
 
 
@@ -67,20 +67,20 @@ def patch_writing(instance: Instance, files: dict[str, bytes]) -> str:
                               cwd=clone, check=True, env=env, capture_output=True, text=True).stdout
 
 
-def run_reference(client, image: str, instance: Instance, test_timeout: int = 300) -> ReferenceRun:
+def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int = 300) -> ReferenceRun:
     """Grade the reference solution with a canary planted for every eligible test, then the
     untouched stub the way any agent's patch is graded."""
-    reference = _grade_patch(client, image, instance, reference_patch(instance), test_timeout, plant_all=True)
+    reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout, plant_all=True)
     verdict = _reference_verdict(reference, instance)
     if not verdict.resolved and reference.canaries:
         # A canary that disturbed its neighbours: record from a run without canaries.
-        reference = _grade_patch(client, image, instance, reference_patch(instance), test_timeout)
+        reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout)
         verdict = _reference_verdict(reference, instance)
     results = reference.real_results
     if not verdict.resolved:
         return ReferenceRun(instance.instance_id, None, verdict.reason, reference.seconds)
     sources = _behaving_canaries(reference.canaries, reference.canary_cases)
-    stub = _grade_patch(client, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources)
+    stub = _grade_patch(sandboxes, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources)
     return ReferenceRun(instance.instance_id, results.names(), verdict.reason, reference.seconds + stub.seconds,
                         skipped_names=results.names(SKIPPED), stub_passes=stub.verdict.resolved,
                         canary_sources=sources)
@@ -104,7 +104,7 @@ def _behaving_canaries(canaries, own: dict) -> tuple[str, ...]:
                         and canary.carries_secret(own[canary.source].message)))
 
 
-def _grade_patch(client, image: str, instance: Instance, patch: str, test_timeout: int,
+def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_timeout: int,
                  expected_tests: tuple[str, ...] | None = None, expected_skips: tuple[str, ...] = (),
                  canary_sources: tuple[str, ...] | None = None, plant_all: bool = False):
     spec = LANGUAGES[instance.language]
@@ -115,17 +115,25 @@ def _grade_patch(client, image: str, instance: Instance, patch: str, test_timeou
                                  instance.hidden_paths, expected_tests, test_timeout=test_timeout,
                                  expected_skips=expected_skips, grading_mode=instance.grading_mode,
                                  canary_sources=canary_sources, plant_all_canaries=plant_all)
-        return grade(client, image, request, "record-expected")
+        return grade(sandboxes, image, request)
 
 
 def record_expected_tests(dataset_dir: Path, workers: int = 2, ca_bundle: str | None = None,
-                          log: Callable[[str], None] = print) -> dict[str, ReferenceRun]:
+                          log: Callable[[str], None] = print,
+                          provider: SandboxProvider | None = None) -> dict[str, ReferenceRun]:
     instances = load_dataset(dataset_dir)
-    ensure_engine(log=log)
-    client = docker_client()
+    provider = provider or open_provider()
+    provider.prepare(log)
     settings = ImageSettings.from_env(ca_bundle=ca_bundle)
-    images = {language: ensure_language_image(client, LANGUAGES[language], settings, log).tag
-              for language in sorted({instance.language for instance in instances})}
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        runs = list(pool.map(lambda instance: run_reference(client, images[instance.language], instance), instances))
+    languages = sorted({instance.language for instance in instances})
+    with tempfile.TemporaryDirectory(prefix="polyglot-images-") as workdir:
+        images = provider.ensure_images([LANGUAGES[language] for language in languages], None, settings,
+                                        Path(workdir), log)
+    sandboxes = Sandboxes(provider, "record-expected")
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            runs = list(pool.map(lambda instance: run_reference(sandboxes, images[instance.language], instance),
+                                 instances))
+    finally:
+        sandboxes.close()
     return {run.instance_id: run for run in runs}

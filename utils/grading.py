@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-import docker
-
 from utils.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from utils.build_cache import ensure_warm, reader_env, reader_mounts
 from utils.languages import LanguageSpec, matches_any
@@ -75,8 +73,8 @@ def grading_sandbox_spec(image: str, limits: Limits, spec: LanguageSpec) -> Sand
                        environment=reader_env(spec), volumes=reader_mounts(spec, image))
 
 
-def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_id: str,
-          limits: Limits = Limits(), log=lambda message: None, sandboxes: Sandboxes | None = None) -> GradingOutcome:
+def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Limits = Limits(),
+          log=lambda message: None) -> GradingOutcome:
     started = time.monotonic()
     filtered: FilteredPatch | None = None
     with tempfile.TemporaryDirectory(prefix="polyglot-grade-") as workdir:
@@ -100,8 +98,7 @@ def grade(client: docker.DockerClient, image: str, request: GradingRequest, run_
         script = request.spec.test_command.format(report_dir=report_dir)
         eval_script = f"mkdir -p {report_dir} && cd {TESTBED} && {script}"
         log(f"grading {request.instance_id} in {image}: {eval_script}")
-        ensure_warm(client, request.spec, image, request.test_tree, run_id, request.instance_id, limits, log)
-        sandboxes = sandboxes or Sandboxes(client, run_id)
+        ensure_warm(sandboxes, request.spec, image, request.test_tree, request.instance_id, limits, log)
         with sandboxes.start(grading_sandbox_spec(image, limits, request.spec), request.instance_id) as box:
             box.put_directory(tree, TESTBED)
             exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED, guard_disk=True)

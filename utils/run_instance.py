@@ -16,14 +16,10 @@ from dataclasses import dataclass
 from typing import Callable
 from pathlib import Path
 
-import docker
-import docker.errors
-
 from utils.agent_image import PreparedAgent
 from utils.agent_run import MAX_PATCH_BYTES, AgentInterrupted, AgentRun, AgentRunSettings, run_agent
 from utils.dataset import Instance
 from utils.grading import GradingOutcome, GradingRequest, grade
-from utils.images import ImageError
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
 from utils.patches import PatchError, audit_patch, filter_patch
@@ -67,8 +63,7 @@ class InstanceLog:
             handle.write(f"{stamp} {message}\n")
 
 
-def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.Event,
-                 sandboxes: Sandboxes | None = None,
+def run_instance(sandboxes: Sandboxes, job: InstanceJob, stop: threading.Event,
                  after_agent: Callable[[], None] = lambda: None) -> InstanceResult:
     instance = job.instance
     log = InstanceLog(job.output_dir / f"{instance.instance_id}_docker.log")
@@ -78,12 +73,11 @@ def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.
                             grading_mode=instance.grading_mode, stub_passes=instance.stub_passes)
     started = time.monotonic()
     try:
-        sandboxes = sandboxes or Sandboxes(client, job.run_id)
-        agent_run = _agent_phase(client, job, result, log, stop, sandboxes)
+        agent_run = _agent_phase(job, result, log, stop, sandboxes)
         after_agent()
         if agent_run is None:
             return _finish(job, result, started)
-        _grading_phase(client, job, result, agent_run.patch, log, stop, sandboxes)
+        _grading_phase(job, result, agent_run.patch, log, stop, sandboxes)
     except RunCancelled:
         raise
     except Exception as error:  # noqa: BLE001 - any surprise becomes an `error` result
@@ -96,7 +90,7 @@ def run_instance(client: docker.DockerClient, job: InstanceJob, stop: threading.
     return _finish(job, result, started)
 
 
-def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sandboxes) -> AgentRun | None:
+def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes: Sandboxes) -> AgentRun | None:
     """The agent's run, or None when the instance is decided without grading."""
     if job.predicted_patch is not None:
         result.model_patch, result.patch_source = job.predicted_patch, "predictions"
@@ -106,8 +100,7 @@ def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sa
         _check_stop(stop)
         result.attempts = attempt
         try:
-            agent_run = run_agent(client, job.agent_image, job.agent, job.instance, spec, job.agent_settings,
-                                  job.run_id, log, sandboxes)
+            agent_run = run_agent(sandboxes, job.agent_image, job.agent, job.instance, spec, job.agent_settings, log)
             break
         except AgentInterrupted as error:
             _check_stop(stop)
@@ -115,7 +108,7 @@ def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sa
             result.eval_result, result.reason = INCOMPLETE, "agent_interrupted"
             result.error = result.detail = f"{type(error).__name__}: {error}"
             return None
-        except (SandboxError, ImageError, docker.errors.DockerException) as error:
+        except SandboxError as error:
             _check_stop(stop)
             log(f"infrastructure failure (attempt {attempt}): {error}")
             if attempt > INFRA_RETRIES:
@@ -137,7 +130,7 @@ def _agent_phase(client, job: InstanceJob, result: InstanceResult, log, stop, sa
     return None if agent_run.patch_bytes is not None else agent_run  # too large: nothing to grade
 
 
-def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str, log, stop, sandboxes) -> None:
+def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, stop, sandboxes: Sandboxes) -> None:
     instance = job.instance
     spec = LANGUAGES[instance.language]
     try:
@@ -162,20 +155,20 @@ def _grading_phase(client, job: InstanceJob, result: InstanceResult, patch: str,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
                                  canary_sources=instance.canary_sources)
         try:
-            outcome = _grade_with_retries(client, job, request, log, stop, sandboxes)
-        except (SandboxError, docker.errors.DockerException) as error:
+            outcome = _grade_with_retries(job, request, log, stop, sandboxes)
+        except SandboxError as error:
             result.eval_result, result.reason = INCOMPLETE, "grading_infrastructure_failed"
             result.error = result.detail = f"{type(error).__name__}: {error}"
             return
     _record_grading(job, result, outcome)
 
 
-def _grade_with_retries(client, job: InstanceJob, request: GradingRequest, log, stop, sandboxes) -> GradingOutcome:
+def _grade_with_retries(job: InstanceJob, request: GradingRequest, log, stop, sandboxes: Sandboxes) -> GradingOutcome:
     for attempt in range(1, INFRA_RETRIES + 2):
         _check_stop(stop)
         try:
-            return grade(client, job.grading_image, request, job.run_id, job.grading_limits, log, sandboxes)
-        except (SandboxError, docker.errors.DockerException) as error:
+            return grade(sandboxes, job.grading_image, request, job.grading_limits, log)
+        except SandboxError as error:
             _check_stop(stop)
             log(f"grading infrastructure failure (attempt {attempt}): {error}")
             if attempt > INFRA_RETRIES:
