@@ -8,7 +8,10 @@ Layout of a run (HyperAgents-compatible):
     <output_dir>/<model_name_or_path>_0/<instance_id>_eval.sh   the grading script
     <output_dir>/<model_name_or_path>_0/<instance_id>_eval.md   the test run's output
     <output_dir>/<model_name_or_path>_0/run_settings.json       what resume compares
-    <output_dir>/<model_name_or_path>_0.0.json                  RunReport (below)
+    <output_dir>/<model_name_or_path>_0.0.json                  RunReport.run_report_json (below)
+    <output_dir>/report.json                                    RunReport.score_json, over every run
+                                                                 directory (report.py)
+Buckets and reasons: utils/outcomes.py.
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ class InstanceResult:
     instance_id: str                      # "<language>__<slug>"
     model_name_or_path: str               # the run's name
     model_patch: str = ""                 # the agent's patch as produced (before filtering)
-    eval_result: Bucket = Bucket.ERROR    # the bucket
+    eval_result: Bucket = Bucket.ERROR    # the bucket (utils/outcomes.py)
     success: bool = False                 # eval_result == "resolved"
     # --- ours ---------------------------------------------------------------------------------
     language: str = ""
@@ -294,12 +297,13 @@ class LoadedResults:
 
 
 def read_instance_result(path: Path) -> InstanceResult | None:
-    """The result a file holds; None for any other file (run_settings.json, unreadable JSON)."""
+    """The result a file holds; None for any other file (run_settings.json, unreadable JSON, an
+    object whose instance_id or eval_result is not a string)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if isinstance(data, dict) and "instance_id" in data and "eval_result" in data:
+    if isinstance(data, dict) and isinstance(data.get("instance_id"), str) and isinstance(data.get("eval_result"), str):
         return InstanceResult.from_dict(data)
     return None
 
