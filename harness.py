@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tqdm import tqdm
@@ -34,8 +34,8 @@ from utils.engine import EngineError, ensure_engine
 from utils.grading import grading_sandbox_spec
 from utils.images import ImageError, ImageSettings, docker_client, ensure_all_images
 from utils.languages import LANGUAGES
-from utils.results import (BUCKETS, FINISHED_BUCKETS, InstanceResult, build_run_report, load_instance_results,
-                           write_json)
+from utils.outcomes import BUCKETS, FINISHED_BUCKETS
+from utils.results import InstanceResult, build_run_report, load_instance_results, write_json
 from utils.run_instance import InstanceJob, RunCancelled, run_instance
 from utils.sandbox import BACKENDS, Limits, SandboxError, Sandboxes, SandboxProvider, open_provider
 
@@ -139,7 +139,7 @@ def harness(
             interrupted = _execute(provider, jobs, results, workers, run_id, progress, len(previous))
         finally:
             _clean_up_run(provider, run_id)
-    report = asdict(build_run_report(name, [instance.instance_id for instance in instances], results))
+    report = build_run_report(name, [instance.instance_id for instance in instances], results).run_report_json()
     report_path = Path(output_dir) / f"{name}_0.0.json"
     write_json(report_path, report)
     return RunOutcome(run_dir, report_path, results, report, interrupted, images)

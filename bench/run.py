@@ -59,7 +59,8 @@ from utils.dataset import DatasetError, Instance, load_dataset, select_instances
 from utils.engine import EngineError, ensure_engine
 from utils.images import ImageError, ImageSettings, docker_client, ensure_language_image
 from utils.languages import LANGUAGES
-from utils.results import RESOLVED, InstanceResult
+from utils.outcomes import Bucket
+from utils.results import InstanceResult
 from utils.docker_backend import LABEL_HOST, LABEL_PID
 from utils.sandbox import SandboxError
 
@@ -117,7 +118,7 @@ def measure_overhead(client, instances: list[Instance], images: dict[str, str], 
                                            _default_limits(workers, None, None, 2048, DEFAULT_DISK), run_id, recorder)
     return [InstanceOverhead(instance.instance_id, instance.language,
                              recorder.phases_of("agent", instance.instance_id,
-                                                null_results[instance.instance_id].seconds.get("total", 0.0)),
+                                                null_results[instance.instance_id].seconds.total or 0.0),
                              recorder.phases_of("grading", instance.instance_id,
                                                 grading_seconds[instance.instance_id]))
             for instance in instances]
@@ -143,14 +144,14 @@ def harness_figures(wall: float, results: dict[str, InstanceResult], bare: dict[
                                                           "tests_seconds": 0.0})
         entry["n"] += 1
         for key, field in (("seconds", "total"), ("grading_seconds", "grading"), ("tests_seconds", "tests")):
-            entry[key] = round(entry[key] + result.seconds.get(field, 0.0), 3)
+            entry[key] = round(entry[key] + result.seconds.to_dict().get(field, 0.0), 3)
     for language, entry in per_language.items():
         floor = bare["per_language"].get(language, {}).get("seconds")
         entry["ratio"] = round(entry["seconds"] / floor, 3) if floor else None
     instances = [{"instance_id": result.instance_id, "language": result.language, "eval_result": result.eval_result,
-                  "reason": result.reason, "seconds": result.seconds} for result in results.values()]
+                  "reason": result.reason, "seconds": result.seconds.to_dict()} for result in results.values()]
     return {"wall_seconds": round(wall, 3), "n": len(results),
-            "resolved": sum(result.eval_result == RESOLVED for result in results.values()),
+            "resolved": sum(result.eval_result == Bucket.RESOLVED for result in results.values()),
             "ratio": round(wall / bare["wall_seconds"], 3) if bare["wall_seconds"] else None,
             "per_language": dict(sorted(per_language.items())), "instances": instances}
 
@@ -162,7 +163,7 @@ def overhead_figures(rows: list[InstanceOverhead], oracle: dict[str, InstanceRes
         "agent": {phase: spread(row.agent[phase] for row in rows) for phase in keys},
         "grading": {phase: spread(row.grading[phase] for row in rows) for phase in keys},
         "combined": spread(row.total for row in rows),
-        "oracle_total_minus_tests": spread(result.seconds.get("total", 0.0) - result.seconds.get("tests", 0.0)
+        "oracle_total_minus_tests": spread((result.seconds.total or 0.0) - (result.seconds.tests or 0.0)
                                            for result in oracle.values()),
         "instances": [asdict(row) for row in rows],
     }
@@ -170,8 +171,8 @@ def overhead_figures(rows: list[InstanceOverhead], oracle: dict[str, InstanceRes
 
 def slowest_figures(results: dict[str, InstanceResult]) -> list[dict[str, Any]]:
     rows = []
-    for result in sorted(results.values(), key=lambda result: -result.seconds.get("total", 0.0))[:SLOWEST]:
-        total, grading, tests = (result.seconds.get(key, 0.0) for key in ("total", "grading", "tests"))
+    for result in sorted(results.values(), key=lambda result: -(result.seconds.total or 0.0))[:SLOWEST]:
+        total, grading, tests = (result.seconds.to_dict().get(key, 0.0) for key in ("total", "grading", "tests"))
         parts = {"agent": total - grading, "grading": grading - tests, "tests": tests}
         rows.append({"instance_id": result.instance_id, "total": round(total, 3),
                      "agent_phase": round(parts["agent"], 3), "grading_overhead": round(parts["grading"], 3),
@@ -257,7 +258,7 @@ def benchmark(args: argparse.Namespace, dataset: Path, workdir: Path) -> dict[st
     log(f"harness: {wall:.1f}s wall, {data['harness']['resolved']}/{len(oracle)} resolved")
     bare_verdicts = {row["instance_id"]: row["resolved"] for row in bare["instances"]}
     data["verdict_mismatches"] = sorted(instance_id for instance_id, result in oracle.items()
-                                        if (result.eval_result == RESOLVED) != bare_verdicts.get(instance_id))
+                                        if (result.eval_result == Bucket.RESOLVED) != bare_verdicts.get(instance_id))
 
     data["warnings"] = [f"{result.instance_id}: the harness graded in {result.grading_image}, the bare run used "
                         f"{language_images[result.language]} (an image recipe changed during the run?)"

@@ -16,8 +16,8 @@ import pytest
 from utils import canaries
 from utils.canaries import Canary, neighbour_name, separate
 from utils.runner_results import TestCase, TestResults
-from utils.verdict import (CANARY_EXIT_ZERO, CANARY_MISSING, CANARY_PASSED, CANARY_WITHOUT_SECRET, EXPECTED_TESTS_MISSING,
-                           RESOLVED, TESTS_FAILED, decide)
+from utils.outcomes import Reason
+from utils.verdict import decide
 
 CANARY = Canary("test_a", "test_b_c", 12345, 67890)
 
@@ -277,39 +277,39 @@ def test_jest_titles_locate_the_leaf():
 
 
 def test_correct_run_with_a_failing_canary_is_resolved():
-    assert (verdict(python_run()).reason) == RESOLVED
+    assert (verdict(python_run()).reason) == Reason.TESTS_PASSED
 
 
 def test_flipped_results_show_the_canary_passed():
-    assert verdict(python_run(canary_outcome="passed", canary_message="")).reason == CANARY_PASSED
+    assert verdict(python_run(canary_outcome="passed", canary_message="")).reason == Reason.CANARY_PASSED
 
 
 def test_fabricated_report_without_the_canary_is_caught():
     run = results(TestCase("m.ThingTest::test_a", "passed"), TestCase("m.ThingTest::test_d", "passed"))
     # test_a passed under its own name: to the grader that is the canary, passed.
-    assert verdict(run).reason == CANARY_PASSED
+    assert verdict(run).reason == Reason.CANARY_PASSED
     only_real = results(TestCase("m.ThingTest::test_b_c", "passed"), TestCase("m.ThingTest::test_d", "passed"))
-    assert verdict(only_real).reason == CANARY_MISSING
+    assert verdict(only_real).reason == Reason.CANARY_MISSING
 
 
 def test_canary_failure_without_this_gradings_numbers_is_caught():
-    assert verdict(python_run(canary_message="AssertionError: 1 != 2")).reason == CANARY_WITHOUT_SECRET
+    assert verdict(python_run(canary_message="AssertionError: 1 != 2")).reason == Reason.CANARY_WITHOUT_SECRET
     half = python_run(canary_message="AssertionError: 12345 != 2")
-    assert verdict(half).reason == CANARY_WITHOUT_SECRET
+    assert verdict(half).reason == Reason.CANARY_WITHOUT_SECRET
 
 
 def test_a_real_failure_is_reported_as_such_before_canary_checks():
     run = python_run(canary_message="AssertionError: 3 != 4", real_outcome="failed")
-    assert verdict(run).reason == TESTS_FAILED
+    assert verdict(run).reason == Reason.TESTS_FAILED
 
 
 def test_exit_zero_with_canaries_planted_is_a_forged_exit_status():
-    assert verdict(python_run(), exit_code=0).reason == CANARY_EXIT_ZERO
+    assert verdict(python_run(), exit_code=0).reason == Reason.EXIT_ZERO_WITH_CANARIES
 
 
 def test_the_real_test_missing_under_its_hidden_name_is_an_expected_test_missing():
     run = results(TestCase("m.ThingTest::test_a", "failed", "12345 != 67890"), TestCase("m.ThingTest::test_d", "passed"))
-    assert verdict(run).reason == EXPECTED_TESTS_MISSING
+    assert verdict(run).reason == Reason.EXPECTED_TESTS_MISSING
 
 
 def test_catch_sections_of_a_planted_case_belong_to_it():

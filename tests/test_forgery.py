@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.forgers.check import grade_forger
-from utils.verdict import CANARY_EXIT_ZERO, CANARY_MISSING, CANARY_PASSED, CANARY_WITHOUT_SECRET
+from utils.outcomes import Reason
 
 pytestmark = pytest.mark.docker
 
 FORGERS_DIR = Path(__file__).resolve().parent / "fixtures" / "forgers"
 FORGERS = sorted(path.parent for path in FORGERS_DIR.glob("*/*/forger.json"))
-FORGERY_REASONS = {CANARY_PASSED, CANARY_MISSING, CANARY_WITHOUT_SECRET, CANARY_EXIT_ZERO}
+FORGERY_REASONS = {Reason.CANARY_PASSED, Reason.CANARY_MISSING, Reason.CANARY_WITHOUT_SECRET, Reason.EXIT_ZERO_WITH_CANARIES}
 # Forgers the runner's own report already exposed before canaries (negative controls).
 ALREADY_CAUGHT = {"rust/panic_hook_exit": {"tests_failed"}}
 

@@ -457,14 +457,15 @@ def test_patch_with_wrong_hunk_counts_is_rejected_by_the_filter():
 
 
 def test_unparseable_patch_is_a_patch_apply_failed_verdict(tmp_path: Path):
-    from utils.grading import PATCH_APPLY_FAILED, GradingRequest, grade
+    from utils.grading import GradingRequest, grade
+    from utils.outcomes import Reason
 
     request = GradingRequest(spec=get_language("python"), instance_id="python__running-total",
                              test_tree=fresh_tree("python", tmp_path / "tree"),
                              patch_text=solved_patch().replace("@@ -1,5 +1,5 @@", "@@ -1,9 +1,9 @@"),
                              solution_paths=("running_total.py",))
     outcome = grade(None, "unused-image", request)  # fails before any sandbox is started
-    assert outcome.verdict.reason == PATCH_APPLY_FAILED
+    assert outcome.verdict.reason == Reason.PATCH_APPLY_FAILED
 
 
 

@@ -11,19 +11,8 @@ import pytest
 from tests.fixtures.reports.captured import load
 from utils.languages import get_language
 from utils.runner_results import TestResults as RunnerResults  # not a pytest test class
-from utils.verdict import (
-    BUILD_FAILED,
-    EXPECTED_TESTS_MISSING,
-    NO_TEST_RESULTS,
-    NONZERO_EXIT,
-    RESOLVED,
-    TESTS_FAILED,
-    TESTS_SKIPPED,
-    TIMED_OUT,
-    UNREADABLE_RESULTS,
-    Verdict,
-    decide,
-)
+from utils.outcomes import Reason
+from utils.verdict import Verdict, decide
 
 RUNNERS = ["python", "go", "rust", "javascript", "java", "cpp"]
 
@@ -48,7 +37,7 @@ def verdict_of(runner: str, case: str, with_expected_tests: bool = True) -> Verd
 def test_all_tests_passing_with_exit_zero_is_resolved(runner: str, with_expected_tests: bool):
     verdict = verdict_of(runner, "all_passed", with_expected_tests)
     assert verdict.resolved
-    assert verdict.reason == RESOLVED
+    assert verdict.reason == Reason.TESTS_PASSED
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
@@ -58,9 +47,9 @@ def test_exit_zero_without_report_is_not_resolved(runner: str):
     assert captured.exit_code == 0
     verdict = verdict_of(runner, "early_exit", with_expected_tests=False)
     if runner == "rust":  # the binary listed its tests before the run: they show as unfinished
-        assert (verdict.resolved, verdict.reason) == (False, TESTS_FAILED)
+        assert (verdict.resolved, verdict.reason) == (False, Reason.TESTS_FAILED)
     else:
-        assert verdict == Verdict(False, NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
+        assert verdict == Verdict(False, Reason.NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
 
 
 @pytest.mark.parametrize("runner, case", [("go", "syscall_exit_mid_run"), ("rust", "exit_mid_run")])
@@ -69,7 +58,7 @@ def test_exit_zero_with_partial_report_is_not_resolved_when_expected_tests_are_k
     verdict = verdict_of(runner, case)
     assert not verdict.resolved
     # Go's stream shows the unfinished test itself; a Rust logfile can only miss names.
-    assert verdict.reason in (EXPECTED_TESTS_MISSING, TESTS_FAILED)
+    assert verdict.reason in (Reason.EXPECTED_TESTS_MISSING, Reason.TESTS_FAILED)
 
 
 @pytest.mark.parametrize("runner, case", [("go", "syscall_exit_mid_run"), ("rust", "exit_mid_run")])
@@ -84,13 +73,13 @@ def test_exit_zero_with_partial_report_is_not_resolved_without_expected_tests(ru
 def test_exit_zero_with_skipped_tests_is_not_resolved(runner: str, case: str):
     assert load(runner, case).exit_code == 0
     verdict = verdict_of(runner, case, with_expected_tests=False)
-    assert (verdict.resolved, verdict.reason) == (False, TESTS_SKIPPED)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.TESTS_SKIPPED)
 
 
 @pytest.mark.parametrize("runner", RUNNERS)
 def test_failed_tests_are_not_resolved(runner: str):
     verdict = verdict_of(runner, "some_failed")
-    assert (verdict.resolved, verdict.reason) == (False, TESTS_FAILED)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.TESTS_FAILED)
 
 
 def test_failure_detail_counts_failed_errored_and_total():
@@ -102,7 +91,7 @@ def test_failure_detail_counts_failed_errored_and_total():
 ])
 def test_build_error_reported_as_an_errored_case_is_tests_failed(runner: str, case: str):
     verdict = verdict_of(runner, case)
-    assert (verdict.resolved, verdict.reason) == (False, TESTS_FAILED)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.TESTS_FAILED)
     assert verdict.detail.startswith("0 failed, 1 errored")
 
 
@@ -112,37 +101,37 @@ def test_build_error_reported_as_an_errored_case_is_tests_failed(runner: str, ca
 def test_build_error_without_report_is_build_or_run_failed(runner: str, case: str):
     captured = load(runner, case)
     verdict = verdict_of(runner, case)
-    assert verdict == Verdict(False, BUILD_FAILED, f"exit code {captured.exit_code} and no test results")
+    assert verdict == Verdict(False, Reason.BUILD_OR_RUN_FAILED, f"exit code {captured.exit_code} and no test results")
 
 
 @pytest.mark.parametrize("case", ["all_passed", "some_failed", "early_exit"])
 def test_timeout_is_not_resolved_whatever_the_report_says(case: str):
     verdict = decide(0, True, results_of("python", case), expected_tests("python"))
-    assert verdict == Verdict(False, TIMED_OUT, "the test command did not finish in time")
+    assert verdict == Verdict(False, Reason.TEST_TIMEOUT, "the test command did not finish in time")
 
 
 def test_timeout_without_exit_code_or_report_is_a_timeout():
-    assert decide(None, True, RunnerResults()).reason == TIMED_OUT
+    assert decide(None, True, RunnerResults()).reason == Reason.TEST_TIMEOUT
 
 
 @pytest.mark.parametrize("exit_code", [1, 2, 137, -9, None])
 def test_nonzero_exit_with_all_tests_passed_is_not_resolved(exit_code):
     # e.g. an atexit handler of the solution that fails the process after the report was written
     verdict = decide(exit_code, False, results_of("python", "all_passed"), expected_tests("python"))
-    assert (verdict.resolved, verdict.reason) == (False, NONZERO_EXIT)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.NONZERO_EXIT)
     assert f"exit code was {exit_code}" in verdict.detail
 
 
 def test_nonzero_exit_takes_precedence_over_skipped_tests():
     verdict = decide(1, False, results_of("java", "skipped"))
-    assert verdict.reason == NONZERO_EXIT
+    assert verdict.reason == Reason.NONZERO_EXIT
 
 
 def test_expected_tests_missing_from_a_passing_report_is_not_resolved():
     # The C++ suite built without -DEXERCISM_RUN_ALL_TESTS: only the first TEST_CASE ran.
     assert load("cpp", "first_test_only").exit_code == 0
     verdict = verdict_of("cpp", "first_test_only")
-    assert (verdict.resolved, verdict.reason) == (False, EXPECTED_TESTS_MISSING)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.EXPECTED_TESTS_MISSING)
     assert verdict.detail.startswith("6 of 7 expected tests did not run: ")
     assert "digit-sum.global::digit sum of several digits" in verdict.detail
 
@@ -154,7 +143,7 @@ def test_unknown_expected_tests_trust_the_report():
 def test_renamed_test_counts_as_missing():
     expected = expected_tests("rust") + ("a_test_the_reference_run_had",)
     verdict = decide(0, False, results_of("rust", "all_passed"), expected)
-    assert verdict.reason == EXPECTED_TESTS_MISSING
+    assert verdict.reason == Reason.EXPECTED_TESTS_MISSING
     assert verdict.detail == "1 of 7 expected tests did not run: a_test_the_reference_run_had"
 
 
@@ -162,7 +151,7 @@ def test_unreadable_report_with_no_case_is_unreadable_results():
     report = load("python", "all_passed").report
     report["junit.xml"] = report["junit.xml"][:200]
     verdict = decide(0, False, get_language("python").parse_results(report))
-    assert (verdict.resolved, verdict.reason) == (False, UNREADABLE_RESULTS)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.UNREADABLE_TEST_RESULTS)
     assert "junit.xml: unreadable XML" in verdict.detail
 
 
@@ -173,19 +162,19 @@ def test_passing_cases_beside_an_unreadable_report_file_are_not_resolved():
     results = get_language("java").parse_results(report)
     assert results.passed == 6
     verdict = decide(0, False, results, expected_tests("java"))
-    assert (verdict.resolved, verdict.reason) == (False, UNREADABLE_RESULTS)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.UNREADABLE_TEST_RESULTS)
 
 
 def test_failures_are_reported_before_an_unreadable_line():
     report = load("go", "some_failed").report["go-test.json"] + '{"Action": "pa'
     verdict = decide(1, False, get_language("go").parse_results({"go-test.json": report}))
-    assert verdict.reason == TESTS_FAILED
+    assert verdict.reason == Reason.TESTS_FAILED
 
 
 # --- expected skips and build-only instances ------------------------------------------------
 
 from utils.runner_results import TestCase  # noqa: E402
-from utils.verdict import BUILD_ONLY_PASSED, GRADING_BUILD_ONLY  # noqa: E402
+from utils.verdict import GRADING_BUILD_ONLY  # noqa: E402
 
 
 def cases(*pairs: tuple[str, str]) -> RunnerResults:
@@ -201,34 +190,34 @@ def test_a_test_the_reference_run_also_skipped_may_stay_skipped():
 def test_any_other_skipped_test_is_still_not_resolved():
     results = cases(("a", "skipped"), ("slow", "skipped"))
     verdict = decide(0, False, results, expected_tests=("a", "slow"), expected_skips=("slow",))
-    assert (verdict.resolved, verdict.reason) == (False, TESTS_SKIPPED)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.TESTS_SKIPPED)
     assert "a" in verdict.detail and "slow" not in verdict.detail.split(": ", 1)[1]
 
 
 def test_an_expected_skip_does_not_excuse_a_missing_test():
     results = cases(("slow", "skipped"))
     verdict = decide(0, False, results, expected_tests=("a", "slow"), expected_skips=("slow",))
-    assert (verdict.resolved, verdict.reason) == (False, EXPECTED_TESTS_MISSING)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.EXPECTED_TESTS_MISSING)
 
 
 def test_build_only_instance_resolves_on_a_clean_build_with_no_tests():
     verdict = decide(0, False, RunnerResults(report_files=("go-test.json",)), expected_tests=(),
                      grading_mode=GRADING_BUILD_ONLY)
-    assert (verdict.resolved, verdict.reason) == (True, BUILD_ONLY_PASSED)
+    assert (verdict.resolved, verdict.reason) == (True, Reason.BUILD_ONLY_PASSED)
 
 
 @pytest.mark.parametrize("exit_code", [1, 2, None])
 def test_build_only_instance_that_does_not_build_is_not_resolved(exit_code):
     verdict = decide(exit_code, False, RunnerResults(), grading_mode=GRADING_BUILD_ONLY)
-    assert (verdict.resolved, verdict.reason) == (False, BUILD_FAILED)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.BUILD_OR_RUN_FAILED)
 
 
 def test_build_only_instance_with_a_failed_build_event_is_not_resolved():
     results = cases(("counter (package)", "error"))
     verdict = decide(1, False, results, grading_mode=GRADING_BUILD_ONLY)
-    assert (verdict.resolved, verdict.reason) == (False, TESTS_FAILED)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.TESTS_FAILED)
 
 
 def test_build_only_instance_that_times_out_is_not_resolved():
     verdict = decide(None, True, RunnerResults(), grading_mode=GRADING_BUILD_ONLY)
-    assert (verdict.resolved, verdict.reason) == (False, TIMED_OUT)
+    assert (verdict.resolved, verdict.reason) == (False, Reason.TEST_TIMEOUT)

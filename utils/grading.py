@@ -24,13 +24,12 @@ from typing import Mapping
 from utils.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from utils.build_cache import ensure_warm, reader_env, reader_mounts
 from utils.languages import LanguageSpec, matches_any
+from utils.outcomes import Reason
 from utils.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
 from utils.runner_results import TestCase, TestResults
 from utils.sandbox import ExecResult, Limits, Sandboxes, SandboxSpec
 from utils.verdict import GRADING_TESTS, Verdict, decide_separated
 
-PATCH_APPLY_FAILED = "patch_apply_failed"
-DISK_LIMIT = "disk_limit"
 TESTBED = "/testbed"
 
 
@@ -85,7 +84,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
             apply_method = apply_patch(tree, filtered.text)
         except PatchError as error:
             log(f"patch did not apply: {error}")
-            return GradingOutcome(Verdict(False, PATCH_APPLY_FAILED, str(error)), filtered, None,
+            return GradingOutcome(Verdict(False, Reason.PATCH_APPLY_FAILED, str(error)), filtered, None,
                                   TestResults(), None, "", time.monotonic() - started)
         guarded = guard_applied_files(tree, request.test_tree, request.spec, filtered.kept_paths)
         for record in guarded:
@@ -110,7 +109,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
     planter = request.spec.canaries
     real, own = separate(results, planted, planter.leaf if planter else lambda name: None)
     if exec_result.disk_exceeded:
-        verdict = Verdict(False, DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
+        verdict = Verdict(False, Reason.DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
     else:
         verdict = decide_separated(exec_result.exit_code, exec_result.timed_out, real, own, planted,
                                    request.expected_tests, request.expected_skips, request.grading_mode)

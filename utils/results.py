@@ -8,7 +8,10 @@ Layout of a run (HyperAgents-compatible):
     <output_dir>/<model_name_or_path>_0/<instance_id>_eval.sh   the grading script
     <output_dir>/<model_name_or_path>_0/<instance_id>_eval.md   the test run's output
     <output_dir>/<model_name_or_path>_0/run_settings.json       what resume compares
-    <output_dir>/<model_name_or_path>_0.0.json                  RunReport (below)
+    <output_dir>/<model_name_or_path>_0.0.json                  RunReport.run_report_json (below)
+    <output_dir>/report.json                                    RunReport.score_json, over every run
+                                                                 directory (report.py)
+Buckets and reasons: utils/outcomes.py.
 """
 
 from __future__ import annotations
@@ -16,23 +19,37 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
+from utils.outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
+from utils.patches import SuspiciousLine, TamperRecord
 from utils.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
 
-# Buckets: every instance lands in exactly one.
-RESOLVED = "resolved"          # tests ran and the verdict is resolved
-UNRESOLVED = "unresolved"      # graded, not resolved (failed, timed out, no results, patch did not apply)
-EMPTY_PATCH = "empty_patch"    # nothing left to grade after filtering the patch
-INCOMPLETE = "incomplete"      # the infrastructure failed (image, container, copy, the engine going away):
-                               # reasons infrastructure_failed (before the agent ran, after retries),
-                               # agent_interrupted (while it ran: not retried, model money),
-                               # grading_infrastructure_failed; a resume runs these again
-ERROR = "error"                # an unexpected exception
-BUCKETS = (RESOLVED, UNRESOLVED, EMPTY_PATCH, INCOMPLETE, ERROR)
-FINISHED_BUCKETS = (RESOLVED, UNRESOLVED, EMPTY_PATCH)  # reused on resume
+# In result files: `tamper` is a list of {"path", "why"} (TamperRecord), `suspicious` a list of
+# {"path", "kind", "line"} (SuspiciousLine), `seconds` an object of PhaseSeconds' set fields.
+
+
+@dataclass
+class PhaseSeconds:
+    """Wall-clock seconds per phase; a phase that did not run is None and absent from JSON."""
+
+    agent: float | None = None    # the agent's run
+    grading: float | None = None  # all of grading (apply, un-skip, container, tests)
+    tests: float | None = None    # the test command alone
+    total: float | None = None    # the instance end to end
+
+    def to_dict(self) -> dict[str, float]:
+        return {name: value for name, value in asdict(self).items() if value is not None}
+
+    @staticmethod
+    def from_dict(data: Any) -> "PhaseSeconds":
+        """From `to_dict`'s shape; keys it does not know, and values that are not numbers, are dropped."""
+        if not isinstance(data, dict):
+            return PhaseSeconds()
+        return PhaseSeconds(**{spec.name: data[spec.name] for spec in fields(PhaseSeconds)
+                               if isinstance(data.get(spec.name), (int, float))})
 
 
 @dataclass
@@ -41,13 +58,13 @@ class InstanceResult:
     instance_id: str                      # "<language>__<slug>"
     model_name_or_path: str               # the run's name
     model_patch: str = ""                 # the agent's patch as produced (before filtering)
-    eval_result: str = ERROR              # the bucket (one of BUCKETS)
+    eval_result: Bucket = Bucket.ERROR    # the bucket (utils/outcomes.py)
     success: bool = False                 # eval_result == "resolved"
     # --- ours ---------------------------------------------------------------------------------
     language: str = ""
-    reason: str = ""                      # machine-readable why, e.g. tests_passed, tests_failed,
-                                          # no_test_results, test_timeout, patch_apply_failed,
-                                          # empty_patch, infrastructure_failed, unexpected_error
+    reason: Reason | str = ""             # machine-readable why (a Reason: tests_passed, tests_failed,
+                                          # test_timeout, patch_apply_failed, empty_patch,
+                                          # infrastructure_failed, unexpected_error, ...)
     detail: str = ""                      # one human line expanding `reason`
     agent: str = ""                       # agent name: oracle | null | the agent directory
     agent_hash: str = ""                  # content hash of the agent tree + applied patches
@@ -60,8 +77,8 @@ class InstanceResult:
     agent_usage: dict[str, Any] = field(default_factory=dict)  # the agent's agent_usage.json
     patch_source: str = ""                # "agent" (model_patch.diff) | "harness" (computed diff)
     kept_paths: list[str] = field(default_factory=list)        # patch paths graded
-    tamper: list[dict[str, str]] = field(default_factory=list)  # [{path, why}] dropped, left pristine
-    suspicious: list[dict[str, str]] = field(default_factory=list)  # [{path, kind, line}] kept lines that
+    tamper: list[TamperRecord] = field(default_factory=list)  # [{path, why}] dropped, left pristine
+    suspicious: list[SuspiciousLine] = field(default_factory=list)  # [{path, kind, line}] kept lines that
                                           # look like verdict forging (early exit, fake runner output,
                                           # test-framework access); informational, for audits
     patch_apply_method: str | None = None  # which fallback applied the patch
@@ -70,7 +87,7 @@ class InstanceResult:
     tests: dict[str, int] = field(default_factory=dict)  # total/passed/failed/errored/skipped
     failed_tests: list[str] = field(default_factory=list)  # names (first 50) not passing
     test_names: list[str] = field(default_factory=list)   # every test the runner reported
-    seconds: dict[str, float] = field(default_factory=dict)  # agent, grading, total
+    seconds: PhaseSeconds = field(default_factory=PhaseSeconds)  # {agent, grading, tests, total}
     canaries: list[str] = field(default_factory=list)  # tests planted as canaries in this grading
                                           # (utils/canaries.py); their own results are not in `tests`
     grading_mode: str = GRADING_TESTS     # "tests" | "build_only" (test-writing exercise: the build
@@ -80,59 +97,184 @@ class InstanceResult:
     attempts: int = 1                     # infrastructure retries included
     error: str = ""                       # exception text for incomplete / error
 
+    def to_dict(self) -> dict[str, Any]:
+        """The result file's object: the fields above, in order, as JSON types."""
+        return asdict(self) | {"seconds": self.seconds.to_dict()}
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=False) + "\n"
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "InstanceResult":
+        """From a result file's object, written by this version or an older one: keys it does not
+        know are ignored, missing ones take their defaults, and a bucket or reason string this
+        vocabulary does not hold is kept as it is."""
         known = {key: value for key, value in data.items() if key in InstanceResult.__dataclass_fields__}
+        known["eval_result"] = _member(Bucket, known.get("eval_result", Bucket.ERROR))
+        known["reason"] = _member(Reason, known.get("reason", ""))
+        known["tamper"] = _records(TamperRecord, known.get("tamper"))
+        known["suspicious"] = _records(SuspiciousLine, known.get("suspicious"))
+        known["seconds"] = PhaseSeconds.from_dict(known.get("seconds"))
         return InstanceResult(**known)
 
 
-@dataclass
+Vocabulary = TypeVar("Vocabulary", Bucket, Reason)
+Record = TypeVar("Record", TamperRecord, SuspiciousLine)
+
+
+def _member(vocabulary: type[Vocabulary], value: Any) -> Vocabulary | Any:
+    """`value` as a member of `vocabulary` when it is one of its strings, else unchanged."""
+    return vocabulary(value) if value in vocabulary.__members__.values() else value
+
+
+def _records(record_type: type[Record], entries: Any) -> list[Record]:
+    """Records from their JSON objects; a field an entry lacks reads as ''."""
+    if not isinstance(entries, list):
+        return []
+    return [record_type(**{spec.name: str(entry.get(spec.name, "")) for spec in fields(record_type)})
+            for entry in entries if isinstance(entry, dict)]
+
+
+@dataclass(frozen=True)
 class RunReport:
-    total_instances: int                  # instances selected for the run
+    """What a set of instance results adds up to: computed once (`build_run_report`), written two
+    ways. `run_report_json()` is the harness's `<name>_0.0.json`; `score_json()` is report.py's
+    `report.json`. Each method documents its keys."""
+
+    model_name_or_path: str               # the run's name ("" for report.py over several runs)
+    total_instances: int                  # the denominator: instances selected (or expected)
     submitted_instances: int              # instances with a result file
-    completed_instances: int              # graded or empty (resolved + unresolved + empty_patch)
-    resolved_instances: int
-    unresolved_instances: int
-    empty_patch_instances: int
-    error_instances: int                  # error + incomplete
-    completed_ids: list[str]
-    resolved_ids: list[str]
-    unresolved_ids: list[str]
-    empty_patch_ids: list[str]
-    error_ids: list[str]
-    incomplete_ids: list[str]
+    ids: dict[Bucket, list[str]]          # bucket -> sorted instance ids
     unfinished_ids: list[str]             # selected but without a result (e.g. interrupted)
     reasons: dict[str, int]               # histogram of `reason`
-    model_name_or_path: str
-    build_only_ids: list[str] = field(default_factory=list)   # graded by the build alone (test-writing)
-    stub_passes_ids: list[str] = field(default_factory=list)  # the untouched stub resolves these
+    per_language: dict[str, dict[str, int]]  # language -> {bucket: count, ..., "total": count}
+    agent_usage: dict[str, int]           # summed over the agents' agent_usage.json
+    build_only_ids: list[str]             # graded by the build alone (test-writing)
+    stub_passes_ids: list[str]            # the untouched stub resolves these
+    resolved_with_suspicious_lines: list[str]  # resolved, with kept lines that look like forging
+    instances_in_several_result_files: list[str] = field(default_factory=list)  # counted once
     schema_version: int = 1
 
+    @property
+    def completed_ids(self) -> list[str]:
+        """Graded or empty (resolved + unresolved + empty_patch)."""
+        return sorted(instance_id for bucket in FINISHED_BUCKETS for instance_id in self.ids[bucket])
 
-def build_run_report(model_name_or_path: str, selected_ids: list[str],
-                     results: dict[str, InstanceResult]) -> RunReport:
-    def ids(bucket: str) -> list[str]:
-        return sorted(i for i, r in results.items() if r.eval_result == bucket)
+    @property
+    def accuracy_score(self) -> float:
+        resolved = len(self.ids[Bucket.RESOLVED])
+        return round(resolved / self.total_instances, 6) if self.total_instances else 0.0
 
-    reasons: dict[str, int] = {}
-    for result in results.values():
-        reasons[result.reason] = reasons.get(result.reason, 0) + 1
-    completed = sorted(i for i, r in results.items() if r.eval_result in FINISHED_BUCKETS)
+    @property
+    def resolved_stub_passes(self) -> int:
+        return len(set(self.ids[Bucket.RESOLVED]) & set(self.stub_passes_ids))
+
+    @property
+    def accuracy_score_excluding_stub_passes(self) -> float:
+        """The score over the instances a no-op cannot resolve."""
+        rest = self.total_instances - len(self.stub_passes_ids)
+        resolved_rest = len(self.ids[Bucket.RESOLVED]) - self.resolved_stub_passes
+        return round(resolved_rest / rest, 6) if rest > 0 else 0.0
+
+    def run_report_json(self) -> dict[str, Any]:
+        """`<name>_0.0.json`: counts and ids per bucket (`error_instances` counts error +
+        incomplete), completed/unfinished ids, reasons by name, the run's name, build-only and
+        stub-passing ids, schema_version."""
+        ids = self.ids
+        return {
+            "total_instances": self.total_instances, "submitted_instances": self.submitted_instances,
+            "completed_instances": len(self.completed_ids), "resolved_instances": len(ids[Bucket.RESOLVED]),
+            "unresolved_instances": len(ids[Bucket.UNRESOLVED]), "empty_patch_instances": len(ids[Bucket.EMPTY_PATCH]),
+            "error_instances": len(ids[Bucket.ERROR]) + len(ids[Bucket.INCOMPLETE]),
+            "completed_ids": self.completed_ids, "resolved_ids": ids[Bucket.RESOLVED],
+            "unresolved_ids": ids[Bucket.UNRESOLVED], "empty_patch_ids": ids[Bucket.EMPTY_PATCH],
+            "error_ids": ids[Bucket.ERROR], "incomplete_ids": ids[Bucket.INCOMPLETE],
+            "unfinished_ids": self.unfinished_ids, "reasons": dict(sorted(self.reasons.items())),
+            "model_name_or_path": self.model_name_or_path, "build_only_ids": self.build_only_ids,
+            "stub_passes_ids": self.stub_passes_ids, "schema_version": self.schema_version,
+        }
+
+    def score_json(self) -> dict[str, Any]:
+        """`report.json` (upstream-comparable names): accuracy_score = resolved / total_instances;
+        total_* counts and ids per bucket; per_language; reasons, most frequent first;
+        agent_usage; instances_in_several_result_files; resolved_with_suspicious_lines; graded_by
+        (tests / build_only); stub_passes_ids, resolved_stub_passes and
+        accuracy_score_excluding_stub_passes."""
+        ids = self.ids
+        return {
+            "accuracy_score": self.accuracy_score,
+            "total_resolved_instances": len(ids[Bucket.RESOLVED]),
+            "total_submitted_instances": self.submitted_instances,
+            "total_instances": self.total_instances,
+            "total_resolved_ids": ids[Bucket.RESOLVED],
+            "total_unresolved_ids": ids[Bucket.UNRESOLVED],
+            "total_emptypatch_ids": ids[Bucket.EMPTY_PATCH],
+            "total_incomplete_ids": ids[Bucket.INCOMPLETE],
+            "total_error_ids": ids[Bucket.ERROR],
+            "per_language": self.per_language,
+            "reasons": dict(sorted(self.reasons.items(), key=lambda item: (-item[1], item[0]))),
+            "agent_usage": self.agent_usage,
+            "instances_in_several_result_files": self.instances_in_several_result_files,
+            "resolved_with_suspicious_lines": self.resolved_with_suspicious_lines,
+            "graded_by": {GRADING_TESTS: self.submitted_instances - len(self.build_only_ids),
+                          GRADING_BUILD_ONLY: len(self.build_only_ids), "build_only_ids": self.build_only_ids},
+            "stub_passes_ids": self.stub_passes_ids,
+            "resolved_stub_passes": self.resolved_stub_passes,
+            "accuracy_score_excluding_stub_passes": self.accuracy_score_excluding_stub_passes,
+        }
+
+
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "calls")
+
+
+def build_run_report(model_name_or_path: str, selected_ids: Sequence[str], results: Mapping[str, InstanceResult],
+                     total_instances: int | None = None,
+                     instances_in_several_result_files: Sequence[str] = ()) -> RunReport:
+    """The report of `results` over `selected_ids` (those without a result are unfinished). The
+    denominator is len(selected_ids) unless `total_instances` is given (report.py's
+    --expected_num_tasks)."""
+    by_id = dict(sorted(results.items()))
     return RunReport(
-        total_instances=len(selected_ids), submitted_instances=len(results),
-        completed_instances=len(completed), resolved_instances=len(ids(RESOLVED)),
-        unresolved_instances=len(ids(UNRESOLVED)), empty_patch_instances=len(ids(EMPTY_PATCH)),
-        error_instances=len(ids(ERROR)) + len(ids(INCOMPLETE)), completed_ids=completed,
-        resolved_ids=ids(RESOLVED), unresolved_ids=ids(UNRESOLVED), empty_patch_ids=ids(EMPTY_PATCH),
-        error_ids=ids(ERROR), incomplete_ids=ids(INCOMPLETE),
-        unfinished_ids=sorted(set(selected_ids) - set(results)), reasons=dict(sorted(reasons.items())),
         model_name_or_path=model_name_or_path,
-        build_only_ids=sorted(i for i, r in results.items() if r.grading_mode == GRADING_BUILD_ONLY),
-        stub_passes_ids=sorted(i for i, r in results.items() if r.stub_passes),
+        total_instances=len(selected_ids) if total_instances is None else total_instances,
+        submitted_instances=len(by_id),
+        ids={bucket: [i for i, r in by_id.items() if r.eval_result == bucket] for bucket in BUCKETS},
+        unfinished_ids=sorted(set(selected_ids) - set(by_id)),
+        reasons=_count(result.reason for result in by_id.values()),
+        per_language=_per_language(by_id.values()),
+        agent_usage=_summed_usage(by_id.values()),
+        build_only_ids=[i for i, r in by_id.items() if r.grading_mode == GRADING_BUILD_ONLY],
+        stub_passes_ids=[i for i, r in by_id.items() if r.stub_passes],
+        resolved_with_suspicious_lines=[i for i, r in by_id.items() if r.eval_result == Bucket.RESOLVED and r.suspicious],
+        instances_in_several_result_files=sorted(instances_in_several_result_files),
     )
+
+
+def _count(values: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def _per_language(results: Iterable[InstanceResult]) -> dict[str, dict[str, int]]:
+    table: dict[str, dict[str, int]] = {}
+    for result in results:
+        row = table.setdefault(result.language or "?", {bucket: 0 for bucket in BUCKETS} | {"total": 0})
+        row[result.eval_result] = row.get(result.eval_result, 0) + 1
+        row["total"] += 1
+    return dict(sorted(table.items()))
+
+
+def _summed_usage(results: Iterable[InstanceResult]) -> dict[str, int]:
+    """USAGE_KEYS summed over the results whose agent_usage holds them as numbers."""
+    usage = {key: 0 for key in USAGE_KEYS}
+    for result in results:
+        for key in USAGE_KEYS:
+            value = result.agent_usage.get(key) if isinstance(result.agent_usage, dict) else None
+            if isinstance(value, (int, float)):
+                usage[key] += int(value)
+    return usage
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -148,15 +290,42 @@ def write_json(path: Path, data: Any) -> None:
     write_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
-def load_instance_results(run_dir: Path) -> dict[str, InstanceResult]:
-    results: dict[str, InstanceResult] = {}
-    if not run_dir.is_dir():
-        return results
-    for path in sorted(run_dir.glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+@dataclass(frozen=True)
+class LoadedResults:
+    results: dict[str, InstanceResult]   # instance id -> its latest result, sorted by id
+    in_several_files: list[str]          # ids found in more than one result file (latest counted)
+
+
+def read_instance_result(path: Path) -> InstanceResult | None:
+    """The result a file holds; None for any other file (run_settings.json, unreadable JSON, an
+    object whose instance_id or eval_result is not a string)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict) and isinstance(data.get("instance_id"), str) and isinstance(data.get("eval_result"), str):
+        return InstanceResult.from_dict(data)
+    return None
+
+
+def load_results(paths: Iterable[Path]) -> LoadedResults:
+    """The results in `paths`; an instance found in several files counts once, from the most
+    recently written one."""
+    latest: dict[str, tuple[float, InstanceResult]] = {}
+    several: set[str] = set()
+    for path in paths:
+        result = read_instance_result(path)
+        if result is None:
             continue
-        if isinstance(data, dict) and "instance_id" in data and "eval_result" in data:
-            results[data["instance_id"]] = InstanceResult.from_dict(data)
-    return results
+        written = path.stat().st_mtime
+        if result.instance_id in latest:
+            several.add(result.instance_id)
+            if latest[result.instance_id][0] > written:
+                continue
+        latest[result.instance_id] = (written, result)
+    return LoadedResults({i: entry[1] for i, entry in sorted(latest.items())}, sorted(several))
+
+
+def load_instance_results(run_dir: Path) -> dict[str, InstanceResult]:
+    """One run directory's results (none when it does not exist)."""
+    return load_results(sorted(run_dir.glob("*.json"))).results if run_dir.is_dir() else {}

@@ -23,7 +23,8 @@ from utils.grading import GradingOutcome, GradingRequest, grade
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
 from utils.patches import PatchError, audit_patch, filter_patch
-from utils.results import EMPTY_PATCH, ERROR, INCOMPLETE, RESOLVED, UNRESOLVED, InstanceResult, write_atomic
+from utils.outcomes import Bucket, Reason
+from utils.results import InstanceResult, write_atomic
 from utils.sandbox import Limits, SandboxError, Sandboxes
 
 INFRA_RETRIES = 2
@@ -84,7 +85,7 @@ def run_instance(sandboxes: Sandboxes, job: InstanceJob, stop: threading.Event,
         if stop.is_set():
             raise RunCancelled() from error
         log(traceback.format_exc())
-        result.eval_result, result.reason = ERROR, "unexpected_error"
+        result.eval_result, result.reason = Bucket.ERROR, Reason.UNEXPECTED_ERROR
         result.error = f"{type(error).__name__}: {error}"
         result.detail = result.error
     return _finish(job, result, started)
@@ -105,14 +106,14 @@ def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes:
         except AgentInterrupted as error:
             _check_stop(stop)
             log(f"infrastructure failure while the agent ran (not retried: it costs model money): {error}")
-            result.eval_result, result.reason = INCOMPLETE, "agent_interrupted"
+            result.eval_result, result.reason = Bucket.INCOMPLETE, Reason.AGENT_INTERRUPTED
             result.error = result.detail = f"{type(error).__name__}: {error}"
             return None
         except SandboxError as error:
             _check_stop(stop)
             log(f"infrastructure failure (attempt {attempt}): {error}")
             if attempt > INFRA_RETRIES:
-                result.eval_result, result.reason = INCOMPLETE, "infrastructure_failed"
+                result.eval_result, result.reason = Bucket.INCOMPLETE, Reason.INFRASTRUCTURE_FAILED
                 result.error = result.detail = f"{type(error).__name__}: {error}"
                 return None
             time.sleep(1.0 * attempt)
@@ -120,10 +121,10 @@ def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes:
     result.agent_exit_code, result.agent_timed_out = agent_run.exit_code, agent_run.timed_out
     result.agent_stopped = "disk_limit" if agent_run.disk_limited else ""
     if agent_run.patch_bytes is not None:
-        result.eval_result, result.reason = UNRESOLVED, "patch_too_large"
+        result.eval_result, result.reason = Bucket.UNRESOLVED, Reason.PATCH_TOO_LARGE
         result.detail = f"the patch holds {agent_run.patch_bytes} bytes, over the {MAX_PATCH_BYTES}-byte limit"
     result.agent_usage = agent_run.usage
-    result.seconds["agent"] = round(agent_run.seconds, 3)
+    result.seconds.agent = round(agent_run.seconds, 3)
     (job.output_dir / f"{job.instance.instance_id}.md").write_text(agent_run.chat_history or "", encoding="utf-8")
     if agent_run.output_tail:
         log("agent output (tail):\n" + agent_run.output_tail)
@@ -136,14 +137,13 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
     try:
         filtered = filter_patch(patch, spec, instance.solution_paths, instance.hidden_paths)
     except PatchError as error:
-        result.eval_result, result.reason, result.detail = UNRESOLVED, "patch_unparseable", str(error)
+        result.eval_result, result.reason, result.detail = Bucket.UNRESOLVED, Reason.PATCH_UNPARSEABLE, str(error)
         return
     result.kept_paths = list(filtered.kept_paths)
-    result.suspicious = [{"path": line.path, "kind": line.kind, "line": line.line}
-                         for line in audit_patch(filtered.text)]
-    result.tamper = [{"path": record.path, "why": record.why} for record in filtered.tamper]
+    result.suspicious = list(audit_patch(filtered.text))
+    result.tamper = list(filtered.tamper)
     if filtered.is_empty:
-        result.eval_result, result.reason = EMPTY_PATCH, "empty_patch"
+        result.eval_result, result.reason = Bucket.EMPTY_PATCH, Reason.EMPTY_PATCH
         result.detail = "nothing left to grade after filtering" + (
             f" ({len(filtered.tamper)} path(s) dropped as tamper)" if filtered.tamper else "")
         return
@@ -157,7 +157,7 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
         try:
             outcome = _grade_with_retries(job, request, log, stop, sandboxes)
         except SandboxError as error:
-            result.eval_result, result.reason = INCOMPLETE, "grading_infrastructure_failed"
+            result.eval_result, result.reason = Bucket.INCOMPLETE, Reason.GRADING_INFRASTRUCTURE_FAILED
             result.error = result.detail = f"{type(error).__name__}: {error}"
             return
     _record_grading(job, result, outcome)
@@ -179,11 +179,11 @@ def _grade_with_retries(job: InstanceJob, request: GradingRequest, log, stop, sa
 
 def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOutcome) -> None:
     verdict = outcome.verdict
-    result.eval_result = RESOLVED if verdict.resolved else UNRESOLVED
+    result.eval_result = Bucket.RESOLVED if verdict.resolved else Bucket.UNRESOLVED
     result.reason, result.detail = verdict.reason, verdict.detail
     result.patch_apply_method = outcome.apply_method
     for record in outcome.guarded:
-        result.tamper.append({"path": record.path, "why": record.why})
+        result.tamper.append(record)
         if record.path in result.kept_paths:
             result.kept_paths.remove(record.path)
     results = outcome.real_results
@@ -191,20 +191,20 @@ def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOu
     result.tests = results.summary()
     result.test_names = list(results.names())
     result.failed_tests = [case.name for case in results.cases if case.outcome != "passed"][:50]
-    result.seconds["grading"] = round(outcome.seconds, 3)
+    result.seconds.grading = round(outcome.seconds, 3)
     instance_id = job.instance.instance_id
     if outcome.exec_result is not None:
         result.test_exit_code = outcome.exec_result.exit_code
         result.test_timed_out = outcome.exec_result.timed_out
-        result.seconds["tests"] = round(outcome.exec_result.seconds, 3)
+        result.seconds.tests = round(outcome.exec_result.seconds, 3)
         write_atomic(job.output_dir / f"{instance_id}_eval.md",
                      f"# {instance_id}: {verdict.reason}\n\n{verdict.detail}\n\n```\n{outcome.exec_result.output}\n```\n")
     write_atomic(job.output_dir / f"{instance_id}_eval.sh", f"#!/bin/sh\n{outcome.eval_script}\n")
 
 
 def _finish(job: InstanceJob, result: InstanceResult, started: float) -> InstanceResult:
-    result.success = result.eval_result == RESOLVED
-    result.seconds["total"] = round(time.monotonic() - started, 3)
+    result.success = result.eval_result == Bucket.RESOLVED
+    result.seconds.total = round(time.monotonic() - started, 3)
     write_atomic(job.output_dir / f"{job.instance.instance_id}.json", result.to_json())
     return result
 

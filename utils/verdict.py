@@ -29,27 +29,8 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from utils.canaries import Canary, Leaf, separate
+from utils.outcomes import Reason
 from utils.runner_results import PASSED, SKIPPED, TestCase, TestResults
-
-# Machine-readable reasons; every grading outcome has exactly one.
-RESOLVED = "tests_passed"
-TIMED_OUT = "test_timeout"
-UNREADABLE_RESULTS = "unreadable_test_results"
-BUILD_FAILED = "build_or_run_failed"
-NO_TEST_RESULTS = "no_test_results"
-TESTS_FAILED = "tests_failed"
-TESTS_SKIPPED = "tests_skipped"
-NONZERO_EXIT = "nonzero_exit"
-EXPECTED_TESTS_MISSING = "expected_tests_missing"
-BUILD_ONLY_PASSED = "build_only_passed"
-# Forgery evidence (utils/canaries.py): a planted canary, which a correct solution fails with
-# this grading's numbers in its message, was reported passed / not reported / failed without them.
-CANARY_PASSED = "canary_passed"
-CANARY_MISSING = "canary_missing"
-CANARY_WITHOUT_SECRET = "canary_without_secret"
-# Planted canaries fail in every honest run, and every runner then exits non-zero: exit 0 with
-# canaries planted means the exit status was forged.
-CANARY_EXIT_ZERO = "exit_zero_with_canaries"
 
 GRADING_TESTS = "tests"            # the runner's results decide (every instance but ...)
 GRADING_BUILD_ONLY = "build_only"  # ... test-writing exercises: nothing to run, the build decides
@@ -59,7 +40,7 @@ GRADING_MODES = (GRADING_TESTS, GRADING_BUILD_ONLY)
 @dataclass(frozen=True)
 class Verdict:
     resolved: bool
-    reason: str
+    reason: Reason
     detail: str = ""
 
 
@@ -91,58 +72,58 @@ def decide_separated(
     """The verdict once utils.canaries.separate has set the canaries' own cases (`own`, by
     source) apart from the real tests (`results`, names mapped back)."""
     if timed_out:
-        return Verdict(False, TIMED_OUT, "the test command did not finish in time")
+        return Verdict(False, Reason.TEST_TIMEOUT, "the test command did not finish in time")
     if grading_mode == GRADING_BUILD_ONLY:
         return _decide_build_only(exit_code, results)
     passed = sorted(source for source, case in own.items() if case.outcome == PASSED)
     if passed:
-        return Verdict(False, CANARY_PASSED, f"{len(passed)} of {len(canaries)} planted canary test(s) that a correct "
-                                             f"solution fails were reported passed: {', '.join(passed)}")
+        return Verdict(False, Reason.CANARY_PASSED, f"{len(passed)} of {len(canaries)} planted canary test(s) that a correct "
+                                                    f"solution fails were reported passed: {', '.join(passed)}")
     if results.problems and not results.cases:
-        return Verdict(False, UNREADABLE_RESULTS, "; ".join(results.problems[:3]))
+        return Verdict(False, Reason.UNREADABLE_TEST_RESULTS, "; ".join(results.problems[:3]))
     if results.total == 0:
         if exit_code != 0:
-            return Verdict(False, BUILD_FAILED, f"exit code {exit_code} and no test results")
-        return Verdict(False, NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
+            return Verdict(False, Reason.BUILD_OR_RUN_FAILED, f"exit code {exit_code} and no test results")
+        return Verdict(False, Reason.NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
     if results.failed or results.errored:
-        return Verdict(False, TESTS_FAILED, f"{results.failed} failed, {results.errored} errored of {results.total}")
+        return Verdict(False, Reason.TESTS_FAILED, f"{results.failed} failed, {results.errored} errored of {results.total}")
     if exit_code != 0 and not canaries:
-        return Verdict(False, NONZERO_EXIT, f"all {results.total} reported tests passed but exit code was {exit_code}")
+        return Verdict(False, Reason.NONZERO_EXIT, f"all {results.total} reported tests passed but exit code was {exit_code}")
     if exit_code == 0 and canaries:
-        return Verdict(False, CANARY_EXIT_ZERO, "the test command exited 0 although planted canary tests must fail")
+        return Verdict(False, Reason.EXIT_ZERO_WITH_CANARIES, "the test command exited 0 although planted canary tests must fail")
     unexpected_skips = sorted(set(results.names(SKIPPED)) - set(expected_skips))
     if unexpected_skips:
-        return Verdict(False, TESTS_SKIPPED, f"{len(unexpected_skips)} of {results.total} tests skipped: "
-                                             f"{', '.join(unexpected_skips[:5])}")
+        return Verdict(False, Reason.TESTS_SKIPPED, f"{len(unexpected_skips)} of {results.total} tests skipped: "
+                                                    f"{', '.join(unexpected_skips[:5])}")
     if results.problems:
-        return Verdict(False, UNREADABLE_RESULTS, "; ".join(results.problems[:3]))
+        return Verdict(False, Reason.UNREADABLE_TEST_RESULTS, "; ".join(results.problems[:3]))
     canary_verdict = _check_canaries(canaries, own)
     if canary_verdict is not None:
         return canary_verdict
     if expected_tests:
         missing = sorted(set(expected_tests) - set(results.names()))
         if missing:
-            return Verdict(False, EXPECTED_TESTS_MISSING,
+            return Verdict(False, Reason.EXPECTED_TESTS_MISSING,
                            f"{len(missing)} of {len(set(expected_tests))} expected tests did not run: {', '.join(missing[:5])}")
     skipped = f" ({results.skipped} skipped by the pristine suite too)" if results.skipped else ""
-    return Verdict(True, RESOLVED, f"{results.passed} tests passed{skipped}")
+    return Verdict(True, Reason.TESTS_PASSED, f"{results.passed} tests passed{skipped}")
 
 
 def _check_canaries(canaries: Sequence[Canary], own: Mapping[str, TestCase]) -> Verdict | None:
     missing = sorted(canary.source for canary in canaries if canary.source not in own)
     if missing:
-        return Verdict(False, CANARY_MISSING, f"{len(missing)} planted canary test(s) missing from the report: "
-                                              f"{', '.join(missing)}")
+        return Verdict(False, Reason.CANARY_MISSING, f"{len(missing)} planted canary test(s) missing from the report: "
+                                                     f"{', '.join(missing)}")
     wrong = sorted(canary.source for canary in canaries if not canary.carries_secret(own[canary.source].message))
     if wrong:
-        return Verdict(False, CANARY_WITHOUT_SECRET, f"{len(wrong)} planted canary test(s) failed without this "
-                                                     f"grading's numbers in the message: {', '.join(wrong)}")
+        return Verdict(False, Reason.CANARY_WITHOUT_SECRET, f"{len(wrong)} planted canary test(s) failed without this "
+                                                            f"grading's numbers in the message: {', '.join(wrong)}")
     return None
 
 
 def _decide_build_only(exit_code: int | None, results: TestResults) -> Verdict:
     if results.failed or results.errored:
-        return Verdict(False, TESTS_FAILED, f"{results.failed} failed, {results.errored} errored of {results.total}")
+        return Verdict(False, Reason.TESTS_FAILED, f"{results.failed} failed, {results.errored} errored of {results.total}")
     if exit_code != 0:
-        return Verdict(False, BUILD_FAILED, f"build-only instance: exit code {exit_code}")
-    return Verdict(True, BUILD_ONLY_PASSED, "build-only instance (no tests to run): built and exited 0")
+        return Verdict(False, Reason.BUILD_OR_RUN_FAILED, f"build-only instance: exit code {exit_code}")
+    return Verdict(True, Reason.BUILD_ONLY_PASSED, "build-only instance (no tests to run): built and exited 0")

@@ -1,0 +1,69 @@
+"""The outcome vocabulary, defined once: the bucket every instance lands in and the reason why.
+
+Both are `StrEnum`s: a member IS its string (`Bucket.RESOLVED == "resolved"`, and JSON writes
+it as that string), so result files, report.json and the run report keep exactly the strings
+they always held. A bucket says where an instance counts; a reason says why, in one word:
+
+    Bucket.RESOLVED    ◀ Reason.TESTS_PASSED, Reason.BUILD_ONLY_PASSED (the verdict resolved)
+    Bucket.UNRESOLVED  ◀ any other verdict reason, PATCH_APPLY_FAILED, DISK_LIMIT,
+                         PATCH_TOO_LARGE, PATCH_UNPARSEABLE
+    Bucket.EMPTY_PATCH ◀ Reason.EMPTY_PATCH (nothing left to grade after filtering)
+    Bucket.INCOMPLETE  ◀ INFRASTRUCTURE_FAILED, AGENT_INTERRUPTED, GRADING_INFRASTRUCTURE_FAILED
+    Bucket.ERROR       ◀ Reason.UNEXPECTED_ERROR
+
+Every member's name is its string in upper case, so a name never stands for two strings.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Bucket(StrEnum):
+    """Where an instance counts (`eval_result`): every instance lands in exactly one."""
+
+    RESOLVED = "resolved"        # tests ran and the verdict is resolved
+    UNRESOLVED = "unresolved"    # graded, not resolved (failed, timed out, no results, patch did not apply)
+    EMPTY_PATCH = "empty_patch"  # nothing left to grade after filtering the patch
+    INCOMPLETE = "incomplete"    # the infrastructure failed (image, container, copy, the engine going
+                                 # away); a resume runs these again
+    ERROR = "error"              # an unexpected exception
+
+
+BUCKETS: tuple[Bucket, ...] = tuple(Bucket)
+FINISHED_BUCKETS: tuple[Bucket, ...] = (Bucket.RESOLVED, Bucket.UNRESOLVED, Bucket.EMPTY_PATCH)  # reused on resume
+
+
+class Reason(StrEnum):
+    """Why an instance landed in its bucket (`reason`): machine-readable, exactly one each."""
+
+    # --- the verdict (utils/verdict.py) ------------------------------------------------------
+    TESTS_PASSED = "tests_passed"
+    BUILD_ONLY_PASSED = "build_only_passed"        # test-writing exercise: built and exited 0
+    TEST_TIMEOUT = "test_timeout"
+    UNREADABLE_TEST_RESULTS = "unreadable_test_results"
+    BUILD_OR_RUN_FAILED = "build_or_run_failed"
+    NO_TEST_RESULTS = "no_test_results"
+    TESTS_FAILED = "tests_failed"
+    TESTS_SKIPPED = "tests_skipped"
+    NONZERO_EXIT = "nonzero_exit"
+    EXPECTED_TESTS_MISSING = "expected_tests_missing"
+    # Forgery evidence (utils/canaries.py): a planted canary, which a correct solution fails with
+    # this grading's numbers in its message, was reported passed / not reported / failed without them.
+    CANARY_PASSED = "canary_passed"
+    CANARY_MISSING = "canary_missing"
+    CANARY_WITHOUT_SECRET = "canary_without_secret"
+    # Planted canaries fail in every honest run, and every runner then exits non-zero: exit 0 with
+    # canaries planted means the exit status was forged.
+    EXIT_ZERO_WITH_CANARIES = "exit_zero_with_canaries"
+    # --- grading (utils/grading.py) ----------------------------------------------------------
+    PATCH_APPLY_FAILED = "patch_apply_failed"
+    DISK_LIMIT = "disk_limit"                      # the test run outgrew the disk cap
+    # --- one instance end to end (utils/run_instance.py) -------------------------------------
+    PATCH_TOO_LARGE = "patch_too_large"
+    PATCH_UNPARSEABLE = "patch_unparseable"
+    EMPTY_PATCH = "empty_patch"
+    INFRASTRUCTURE_FAILED = "infrastructure_failed"  # before the agent ran, after retries
+    AGENT_INTERRUPTED = "agent_interrupted"          # while it ran: not retried (model money)
+    GRADING_INFRASTRUCTURE_FAILED = "grading_infrastructure_failed"
+    UNEXPECTED_ERROR = "unexpected_error"
