@@ -45,7 +45,7 @@ from utils.dataset import (
 from utils.engine import EngineError
 from utils.images import ImageError
 from utils.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
-from utils.languages import LANGUAGES, LanguageSpec, UnknownLanguageError, get_language
+from utils.languages import LANGUAGES, ExerciseNameError, LanguageSpec, UnknownLanguageError, get_language
 from utils.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
 
 DEFAULT_BENCHMARK_URL = "https://github.com/Aider-AI/polyglot-benchmark"
@@ -232,9 +232,9 @@ class InstancePlan:
 
 
 def plan_instance(exercise: Exercise) -> InstancePlan:
-    for path in required_agent_files(exercise.location.language):
-        if path not in exercise.files:
-            raise ExerciseError(exercise.label, f"{path} is missing")
+    name_line = exercise.spec.exercise_name_line
+    if name_line is not None and name_line.path not in exercise.files:
+        raise ExerciseError(exercise.label, f"{name_line.path} is missing")
     base_files, hidden_files = _split_visible_and_hidden(exercise)
     if not hidden_files:
         raise ExerciseError(exercise.label, "has no test files to hide")
@@ -277,50 +277,16 @@ def _check_diffable_path(exercise: Exercise, path: str) -> None:
 
 
 def _transformed(exercise: Exercise, repo_file: RepoFile) -> RepoFile:
-    location = exercise.location
-    if not has_agent_file_transform(location.language, repo_file.path):
+    """The base file as the agent gets it: a build file that names the exercise after its
+    directory names it explicitly, so it builds wherever the repo is checked out."""
+    name_line = exercise.spec.exercise_name_line
+    if name_line is None or repo_file.path != name_line.path:
         return repo_file
     try:
-        text = transform_agent_file(location.language, location.slug, repo_file.path, exercise.text(repo_file.path))
-    except TransformError as error:
+        text = name_line.named(exercise.location.slug, exercise.text(repo_file.path))
+    except ExerciseNameError as error:
         raise ExerciseError(exercise.label, str(error)) from None
     return RepoFile(repo_file.path, text.encode("utf-8"), repo_file.executable)
-
-
-# --- language transforms (candidates for utils/languages.py) ----------------------------
-
-class TransformError(ValueError):
-    """A file does not have the shape its language transform expects."""
-
-
-_CMAKE_NAME_FROM_DIRECTORY = re.compile(
-    r"get_filename_component\(\s*exercise\s+\$\{CMAKE_CURRENT_SOURCE_DIR\}\s+NAME\s*\)"
-)
-
-
-def has_agent_file_transform(language: str, path: str) -> bool:
-    return language == "cpp" and path == "CMakeLists.txt"
-
-
-def transform_agent_file(language: str, slug: str, path: str, text: str) -> str:
-    """Rewrite a base file so the exercise builds wherever the repo is checked out.
-
-    C++: CMakeLists.txt names the exercise after its directory, which in a container is
-    not the slug; name it explicitly instead.
-    """
-    if not has_agent_file_transform(language, path):
-        return text
-    rewritten, count = _CMAKE_NAME_FROM_DIRECTORY.subn(f"set(exercise {slug})", text)
-    if count == 0:
-        raise TransformError(
-            f"{path} has no `get_filename_component(exercise ${{CMAKE_CURRENT_SOURCE_DIR}} NAME)` line "
-            "to replace with an explicit exercise name"
-        )
-    return rewritten
-
-
-def required_agent_files(language: str) -> tuple[str, ...]:
-    return ("CMakeLists.txt",) if language == "cpp" else ()
 
 
 # --- reference solution -----------------------------------------------------------------

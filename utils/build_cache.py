@@ -40,16 +40,14 @@ def reader_env(spec: LanguageSpec) -> tuple[tuple[str, str], ...]:
 
 
 def warm_key(spec: LanguageSpec, test_tree: Path) -> str:
-    """Content of the key files, with the exercise name neutralised (it does not change what
-    the cached compile produces)."""
+    """Content of the key files as the spec's `cache_key_content` sees them: the exercise's
+    name, which does not change what the cached compile produces, left out."""
     assert spec.build_cache is not None
     digest = hashlib.sha256()
     for path in sorted(p for p in test_tree.rglob("*") if p.is_file()):
         relative = path.relative_to(test_tree).as_posix()
         if matches_any(relative, spec.build_cache.key_globs):
-            content = path.read_bytes()
-            if relative == "CMakeLists.txt":
-                content = b"\n".join(line for line in content.splitlines() if not line.strip().startswith(b"set(exercise"))
+            content = spec.cache_key_content(relative, path.read_bytes())
             digest.update(relative.encode() + b"\0" + hashlib.sha256(content).digest())
     return digest.hexdigest()[:20]
 
