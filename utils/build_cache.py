@@ -18,6 +18,7 @@ import docker.errors
 
 from utils.languages import LanguageSpec, matches_any
 from utils.sandbox import Limits, Sandbox, SandboxError
+from utils.tree_hash import tree_hash
 
 _warmed: set[tuple[str, str]] = set()
 _locks: dict[tuple[str, str], threading.Lock] = {}
@@ -40,16 +41,11 @@ def reader_env(spec: LanguageSpec) -> tuple[tuple[str, str], ...]:
 
 
 def warm_key(spec: LanguageSpec, test_tree: Path) -> str:
-    """Content of the key files as the spec's `cache_key_content` sees them: the exercise's
-    name, which does not change what the cached compile produces, left out."""
+    """Hash of the key files (`key_globs`), each as the spec's `cache_key_content` sees it:
+    the exercise's name, which does not change what the cached compile produces, left out."""
     assert spec.build_cache is not None
-    digest = hashlib.sha256()
-    for path in sorted(p for p in test_tree.rglob("*") if p.is_file()):
-        relative = path.relative_to(test_tree).as_posix()
-        if matches_any(relative, spec.build_cache.key_globs):
-            content = spec.cache_key_content(relative, path.read_bytes())
-            digest.update(relative.encode() + b"\0" + hashlib.sha256(content).digest())
-    return digest.hexdigest()[:20]
+    key_globs = spec.build_cache.key_globs
+    return tree_hash(test_tree, lambda relative: matches_any(relative, key_globs), spec.cache_key_content)[:20]
 
 
 def ensure_warm(client: docker.DockerClient, spec: LanguageSpec, image: str, test_tree: Path, run_id: str,
