@@ -28,9 +28,9 @@ import tempfile
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from utils.dataset import (
     AGENT_REPO_DIRNAME,
@@ -38,6 +38,7 @@ from utils.dataset import (
     DEFAULT_DATASET_DIR,
     GRADING_REPO_DIRNAME,
     METADATA_FILENAME,
+    MetadataEntry,
     instance_id_for,
     instance_repos_relpath,
     reference_relpath,
@@ -46,8 +47,11 @@ from utils.engine import EngineError
 from utils.images import ImageError
 from utils.sandbox import SandboxError
 from utils.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
-from utils.languages import LANGUAGES, LanguageSpec, UnknownLanguageError, get_language
+from utils.languages import LANGUAGES, ExerciseNameError, LanguageSpec, UnknownLanguageError, get_language
 from utils.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
+
+if TYPE_CHECKING:  # grading reference runs needs Docker: imported only to record expected tests
+    from utils.expected_tests import ReferenceRun
 
 DEFAULT_BENCHMARK_URL = "https://github.com/Aider-AI/polyglot-benchmark"
 CLONE_TIMEOUT_S = 900
@@ -233,9 +237,9 @@ class InstancePlan:
 
 
 def plan_instance(exercise: Exercise) -> InstancePlan:
-    for path in required_agent_files(exercise.location.language):
-        if path not in exercise.files:
-            raise ExerciseError(exercise.label, f"{path} is missing")
+    name_line = exercise.spec.exercise_name_line
+    if name_line is not None and name_line.path not in exercise.files:
+        raise ExerciseError(exercise.label, f"{name_line.path} is missing")
     base_files, hidden_files = _split_visible_and_hidden(exercise)
     if not hidden_files:
         raise ExerciseError(exercise.label, "has no test files to hide")
@@ -278,50 +282,16 @@ def _check_diffable_path(exercise: Exercise, path: str) -> None:
 
 
 def _transformed(exercise: Exercise, repo_file: RepoFile) -> RepoFile:
-    location = exercise.location
-    if not has_agent_file_transform(location.language, repo_file.path):
+    """The base file as the agent gets it: a build file that names the exercise after its
+    directory names it explicitly, so it builds wherever the repo is checked out."""
+    name_line = exercise.spec.exercise_name_line
+    if name_line is None or repo_file.path != name_line.path:
         return repo_file
     try:
-        text = transform_agent_file(location.language, location.slug, repo_file.path, exercise.text(repo_file.path))
-    except TransformError as error:
+        text = name_line.named(exercise.location.slug, exercise.text(repo_file.path))
+    except ExerciseNameError as error:
         raise ExerciseError(exercise.label, str(error)) from None
     return RepoFile(repo_file.path, text.encode("utf-8"), repo_file.executable)
-
-
-# --- language transforms (candidates for utils/languages.py) ----------------------------
-
-class TransformError(ValueError):
-    """A file does not have the shape its language transform expects."""
-
-
-_CMAKE_NAME_FROM_DIRECTORY = re.compile(
-    r"get_filename_component\(\s*exercise\s+\$\{CMAKE_CURRENT_SOURCE_DIR\}\s+NAME\s*\)"
-)
-
-
-def has_agent_file_transform(language: str, path: str) -> bool:
-    return language == "cpp" and path == "CMakeLists.txt"
-
-
-def transform_agent_file(language: str, slug: str, path: str, text: str) -> str:
-    """Rewrite a base file so the exercise builds wherever the repo is checked out.
-
-    C++: CMakeLists.txt names the exercise after its directory, which in a container is
-    not the slug; name it explicitly instead.
-    """
-    if not has_agent_file_transform(language, path):
-        return text
-    rewritten, count = _CMAKE_NAME_FROM_DIRECTORY.subn(f"set(exercise {slug})", text)
-    if count == 0:
-        raise TransformError(
-            f"{path} has no `get_filename_component(exercise ${{CMAKE_CURRENT_SOURCE_DIR}} NAME)` line "
-            "to replace with an explicit exercise name"
-        )
-    return rewritten
-
-
-def required_agent_files(language: str) -> tuple[str, ...]:
-    return ("CMakeLists.txt",) if language == "cpp" else ()
 
 
 # --- reference solution -----------------------------------------------------------------
@@ -386,7 +356,7 @@ def closing_paragraph(solution_paths: Sequence[str]) -> str:
 # --- writing the dataset ----------------------------------------------------------------
 
 
-def write_instance(plan: InstancePlan, staging_dir: Path) -> dict[str, Any]:
+def write_instance(plan: InstancePlan, staging_dir: Path) -> MetadataEntry:
     """Write the instance's repos and references; return its metadata entry."""
     repos_dir = staging_dir / instance_repos_relpath(plan.instance_id)
     commits = write_instance_repos(
@@ -402,39 +372,31 @@ def write_instance(plan: InstancePlan, staging_dir: Path) -> dict[str, Any]:
     return metadata_entry(plan, commits.base_commit, commits.test_commit, new_files_patch(plan.hidden_files, commits.hidden_blobs))
 
 
-def metadata_entry(plan: InstancePlan, base_commit: str, test_commit: str, test_patch: str) -> dict[str, Any]:
+def metadata_entry(plan: InstancePlan, base_commit: str, test_commit: str, test_patch: str) -> MetadataEntry:
     exercise = plan.exercise
     raw = exercise.config.raw
-    entry: dict[str, Any] = {
-        "instance_id": plan.instance_id,
-        "language": exercise.location.language,
-        "task_name": exercise.location.slug,
-        "files": {role: list(paths) for role, paths in exercise.config.files.items()},
-        "authors": raw.get("authors", []),
-        "contributors": raw.get("contributors", []),
-        "blurb": raw.get("blurb", ""),
-        "source": raw.get("source", ""),
-    }
-    if "source_url" in raw:
-        entry["source_url"] = raw["source_url"]
-    entry |= {
-        "problem_statement": plan.problem_statement,
-        "base_commit": base_commit,
-        "test_commit": test_commit,
-        "reference_tests": {f.path: _utf8(exercise, f) for f in plan.hidden_files},
-        "reference_answers": {f.path: _utf8(exercise, f) for f in plan.reference_files},
-        "test_patch": test_patch,
-        "repo": instance_repos_relpath(plan.instance_id),
-        "hidden_paths": [f.path for f in plan.hidden_files],
-        "solution_paths": list(exercise.config.solution),
-        "reference_dir": reference_relpath(plan.instance_id),
-        "expected_tests": None,
-        "expected_skips": None,
-        "grading_mode": grading_mode(exercise),
-        "stub_passes": None,
-        "canary_sources": None,
-    }
-    return entry
+    return MetadataEntry(
+        instance_id=plan.instance_id,
+        language=exercise.location.language,
+        task_name=exercise.location.slug,
+        files=exercise.config.files,
+        authors=tuple(raw.get("authors", ())),
+        contributors=tuple(raw.get("contributors", ())),
+        blurb=raw.get("blurb", ""),
+        source=raw.get("source", ""),
+        source_url=raw.get("source_url"),
+        problem_statement=plan.problem_statement,
+        base_commit=base_commit,
+        test_commit=test_commit,
+        reference_tests={f.path: _utf8(exercise, f) for f in plan.hidden_files},
+        reference_answers={f.path: _utf8(exercise, f) for f in plan.reference_files},
+        test_patch=test_patch,
+        repo=instance_repos_relpath(plan.instance_id),
+        hidden_paths=tuple(f.path for f in plan.hidden_files),
+        solution_paths=exercise.config.solution,
+        reference_dir=reference_relpath(plan.instance_id),
+        grading_mode=grading_mode(exercise),
+    )
 
 
 # Exercism's marker for exercises whose tests the track's CI does not run (test-writing
@@ -497,24 +459,26 @@ def prepare_dataset(
     return PrepareSummary(output_dir, dict(sorted(counts.items())), time.monotonic() - started)
 
 
-def _record_expected_tests(staging_dir: Path, entries: list[dict[str, Any]], workers: int,
+def _record_expected_tests(staging_dir: Path, entries: list[MetadataEntry], workers: int,
                            log: Callable[[str], None]) -> None:
     """Grade every reference solution and every untouched stub in Docker; store the
     reference's test names (expected_tests, expected_skips) and whether the stub passes."""
     from utils.expected_tests import record_expected_tests
 
     runs = record_expected_tests(staging_dir, workers=workers, log=log)
-    for entry in entries:
-        run = runs[entry["instance_id"]]
-        entry["expected_tests"] = list(run.test_names) if run.test_names is not None else None
-        entry["expected_skips"] = list(run.skipped_names) if run.test_names is not None else None
-        entry["stub_passes"] = run.stub_passes
-        entry["canary_sources"] = list(run.canary_sources) if run.test_names is not None else None
-    _write_metadata(staging_dir, entries)
-    _log_recording(runs, entries, log)
+    recorded = [_with_reference_run(entry, runs[entry.instance_id]) for entry in entries]
+    _write_metadata(staging_dir, recorded)
+    _log_recording(runs, recorded, log)
 
 
-def _log_recording(runs: Mapping[str, Any], entries: list[dict[str, Any]], log: Callable[[str], None]) -> None:
+def _with_reference_run(entry: MetadataEntry, run: ReferenceRun) -> MetadataEntry:
+    resolved = run.test_names is not None
+    return replace(entry, expected_tests=run.test_names, stub_passes=run.stub_passes,
+                   expected_skips=run.skipped_names if resolved else None,
+                   canary_sources=run.canary_sources if resolved else None)
+
+
+def _log_recording(runs: Mapping[str, ReferenceRun], entries: list[MetadataEntry], log: Callable[[str], None]) -> None:
     failing = sorted(instance_id for instance_id, run in runs.items() if run.test_names is None)
     log(f"recorded expected tests for {len(runs) - len(failing)}/{len(runs)} instances")
     if failing:
@@ -523,12 +487,12 @@ def _log_recording(runs: Mapping[str, Any], entries: list[dict[str, Any]], log: 
     stub_passes = sorted(instance_id for instance_id, run in runs.items() if run.stub_passes)
     if stub_passes:
         log(f"{len(stub_passes)} instance(s) resolve with the untouched stub (stub_passes): {', '.join(stub_passes)}")
-    without_canaries = sorted(entry["instance_id"] for entry in entries
-                              if entry["grading_mode"] != GRADING_BUILD_ONLY and entry["canary_sources"] == [])
+    without_canaries = sorted(entry.instance_id for entry in entries
+                              if entry.grading_mode != GRADING_BUILD_ONLY and entry.canary_sources == ())
     if without_canaries:
         log(f"warning: {len(without_canaries)} instance(s) have no test that can carry a canary (their verdicts "
             f"rest on the runner's report alone): {', '.join(without_canaries)}")
-    build_only = sorted(entry["instance_id"] for entry in entries if entry["grading_mode"] == GRADING_BUILD_ONLY)
+    build_only = sorted(entry.instance_id for entry in entries if entry.grading_mode == GRADING_BUILD_ONLY)
     if build_only:
         log(f"{len(build_only)} build-only instance(s) (test-writing, no tests to run): {', '.join(build_only)}")
 
@@ -562,9 +526,9 @@ def _is_foreign_directory(directory: Path) -> bool:
     return any(directory.iterdir()) and not (directory / METADATA_FILENAME).is_file()
 
 
-def _write_metadata(staging_dir: Path, entries: Iterable[dict[str, Any]]) -> None:
-    ordered = sorted(entries, key=lambda entry: entry["instance_id"])
-    text = json.dumps(ordered, indent=2, ensure_ascii=False) + "\n"
+def _write_metadata(staging_dir: Path, entries: Iterable[MetadataEntry]) -> None:
+    ordered = sorted(entries, key=lambda entry: entry.instance_id)
+    text = json.dumps([entry.to_json() for entry in ordered], indent=2, ensure_ascii=False) + "\n"
     (staging_dir / METADATA_FILENAME).write_text(text, encoding="utf-8")
 
 

@@ -11,6 +11,7 @@ from utils import runner_results
 from utils.languages import (
     LANGUAGES,
     REPORT_DIR_PLACEHOLDER,
+    ExerciseNameError,
     UnknownLanguageError,
     get_language,
     path_matches,
@@ -150,3 +151,33 @@ def test_unknown_language_names_the_known_ones():
 ])
 def test_path_matches_globs_segment_by_segment(path: str, pattern: str, matches: bool):
     assert path_matches(path, pattern) is matches
+
+
+CMAKE_FROM_DIRECTORY = "project(x)\nget_filename_component(exercise ${CMAKE_CURRENT_SOURCE_DIR} NAME)\nadd_executable(${exercise})\n"
+
+
+def test_cpp_build_file_names_the_exercise_explicitly():
+    name_line = get_language("cpp").exercise_name_line
+    assert name_line is not None and name_line.path == "CMakeLists.txt"
+    named = name_line.named("two-fer", CMAKE_FROM_DIRECTORY)
+    assert named == "project(x)\nset(exercise two-fer)\nadd_executable(${exercise})\n"
+
+
+def test_build_file_without_the_directory_name_line_is_an_error_quoting_the_line():
+    with pytest.raises(ExerciseNameError, match=r"CMakeLists.txt has no `get_filename_component\(exercise"):
+        get_language("cpp").exercise_name_line.named("two-fer", "project(two-fer CXX)\n")
+
+
+def test_cache_key_content_leaves_out_the_exercise_name_only_in_the_named_build_file():
+    cpp = get_language("cpp")
+    first = cpp.cache_key_content("CMakeLists.txt", cpp.exercise_name_line.named("two-fer", CMAKE_FROM_DIRECTORY).encode())
+    second = cpp.cache_key_content("CMakeLists.txt", cpp.exercise_name_line.named("leap", CMAKE_FROM_DIRECTORY).encode())
+    assert first == second and b"two-fer" not in first
+    assert cpp.cache_key_content("test/CMakeLists.txt", b"set(exercise leap)\n") == b"set(exercise leap)\n"
+
+
+@pytest.mark.parametrize("language", sorted(set(LANGUAGES) - {"cpp"}))
+def test_other_languages_name_no_exercise_in_a_build_file(language: str):
+    spec = get_language(language)
+    assert spec.exercise_name_line is None
+    assert spec.cache_key_content("CMakeLists.txt", b"set(exercise leap)\n") == b"set(exercise leap)\n"

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 import subprocess
 import tempfile
@@ -25,6 +24,7 @@ from unidiff.errors import UnidiffParseError
 
 from utils.images import IMAGE_REPOSITORY, ImageResult, ensure_recipe_image
 from utils.sandbox import RUNNER_UID
+from utils.tree_hash import tree_hash
 
 AGENT_DIR_IN_CONTAINER = "/agent"
 BUILTIN_AGENTS = ("oracle", "null")
@@ -74,7 +74,7 @@ def prepare_agent(agent: str, patch_paths: list[Path], workdir: Path) -> Prepare
     warnings: list[str] = []
     for patch_path in patch_paths:
         warnings += _apply_lineage_patch(tree, patch_path)
-    return PreparedAgent(str(source), tree, _tree_hash(tree), tuple(warnings))
+    return PreparedAgent(str(source), tree, tree_hash(tree)[:16], tuple(warnings))
 
 
 def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
@@ -113,14 +113,6 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
         detail = (completed.stderr or completed.stdout).strip().splitlines()
         raise AgentPatchError(f"{patch_path} does not apply to the agent: {detail[0] if detail else 'git apply failed'}")
     return warnings
-
-
-def _tree_hash(tree: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
-        digest.update(f"{path.relative_to(tree).as_posix()} {path.stat().st_mode & 0o111:o}\n".encode())
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()[:16]
 
 
 def ensure_agent_image(client: docker.DockerClient, agent: PreparedAgent, language: str,

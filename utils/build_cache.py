@@ -15,6 +15,7 @@ from typing import Callable
 
 from utils.languages import LanguageSpec, matches_any
 from utils.sandbox import SHARED_CACHE_PREFIX, Limits, SandboxError, Sandboxes, SandboxSpec, SandboxProvider
+from utils.tree_hash import tree_hash
 
 _warmed: set[tuple[str, str]] = set()
 _locks: dict[tuple[str, str], threading.Lock] = {}
@@ -37,18 +38,11 @@ def reader_env(spec: LanguageSpec) -> tuple[tuple[str, str], ...]:
 
 
 def warm_key(spec: LanguageSpec, test_tree: Path) -> str:
-    """Content of the key files, with the exercise name neutralised (it does not change what
-    the cached compile produces)."""
+    """Hash of the key files (`key_globs`), each as the spec's `cache_key_content` sees it:
+    the exercise's name, which does not change what the cached compile produces, left out."""
     assert spec.build_cache is not None
-    digest = hashlib.sha256()
-    for path in sorted(p for p in test_tree.rglob("*") if p.is_file()):
-        relative = path.relative_to(test_tree).as_posix()
-        if matches_any(relative, spec.build_cache.key_globs):
-            content = path.read_bytes()
-            if relative == "CMakeLists.txt":
-                content = b"\n".join(line for line in content.splitlines() if not line.strip().startswith(b"set(exercise"))
-            digest.update(relative.encode() + b"\0" + hashlib.sha256(content).digest())
-    return digest.hexdigest()[:20]
+    key_globs = spec.build_cache.key_globs
+    return tree_hash(test_tree, lambda relative: matches_any(relative, key_globs), spec.cache_key_content)[:20]
 
 
 def ensure_warm(sandboxes: Sandboxes, spec: LanguageSpec, image: str, test_tree: Path, instance_id: str,

@@ -22,28 +22,16 @@ agent repo never received an object of the test commit, copying `agent/` cannot 
 the tests: grading takes the test commit's tree from `grading.git`
 (`utils.instance_repo.checkout_commit`).
 
-Metadata keys (HyperAgents' plus ours): instance_id, language, task_name, files,
-authors, contributors, blurb, source, source_url (when the exercise has one),
-problem_statement, base_commit, test_commit, reference_tests ({path: content} of the
-hidden files), reference_answers ({repo path: content} of references/), test_patch (git
-diff base..test), repo ("repos/<instance_id>"), hidden_paths, solution_paths,
-reference_dir ("references/<instance_id>"), expected_tests (null until a reference run
-records the test names), expected_skips (tests that reference run left skipped: the pristine
-suite skips them even after un-skipping; null until recorded), grading_mode ("tests", or
-"build_only" for test-writing exercises marked `.meta/.skip_tests`: nothing to run, the build
-decides), stub_passes (true when the untouched stub already resolves, e.g. refactoring
-exercises; null until the stubs are graded), canary_sources (the tests whose planted canary
-behaved on the reference run: grading plants a random few of them; null until recorded).
-Paths in the metadata are relative to the
-dataset directory.
+The metadata keys (HyperAgents' plus ours) are the fields of `MetadataEntry`, which both
+the writer and this reader use. Paths in the metadata are relative to the dataset directory.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from utils.languages import LANGUAGES, LanguageSpec, get_language
 from utils.verdict import GRADING_MODES, GRADING_TESTS
@@ -59,10 +47,6 @@ REFERENCES_DIRNAME = "references"
 AGENT_REPO_DIRNAME = "agent"
 GRADING_REPO_DIRNAME = "grading.git"
 
-_REQUIRED_KEYS = (
-    "instance_id", "language", "task_name", "files", "problem_statement", "base_commit",
-    "test_commit", "repo", "hidden_paths", "solution_paths", "reference_dir",
-)
 _PREPARE_HINT = "run `python prepare_polyglot_dataset.py` first"
 
 
@@ -72,6 +56,10 @@ class DatasetError(Exception):
 
 class SelectionError(DatasetError):
     """A subset, instance id or language filter cannot be satisfied."""
+
+
+class MetadataEntryError(DatasetError):
+    """A metadata entry lacks a required key or holds a value the reader does not know."""
 
 
 def instance_id_for(language: str, slug: str) -> str:
@@ -90,8 +78,94 @@ def reference_relpath(instance_id: str) -> str:
     return f"{REFERENCES_DIRNAME}/{instance_id}"
 
 
+@dataclass(frozen=True, kw_only=True)
+class MetadataEntry:
+    """One instance's entry in the metadata file; the fields are its keys, in file order.
+
+    `to_json`/`from_json` give the JSON object (tuples as lists). Keys a reader may miss in
+    files prepared by older versions have defaults; the others are required.
+    """
+    instance_id: str
+    language: str
+    task_name: str
+    files: Mapping[str, tuple[str, ...]]  # .meta/config.json "files" (solution, test, example, ...)
+    authors: tuple[str, ...] = ()
+    contributors: tuple[str, ...] = ()
+    blurb: str = ""
+    source: str = ""
+    source_url: str | None = None  # only written when the exercise has one
+    problem_statement: str
+    base_commit: str
+    test_commit: str
+    reference_tests: Mapping[str, str] = field(default_factory=dict)    # {path: content} of hidden files
+    reference_answers: Mapping[str, str] = field(default_factory=dict)  # {repo path: content} of references/
+    test_patch: str = ""  # git diff base..test
+    repo: str  # "repos/<instance_id>"
+    hidden_paths: tuple[str, ...]
+    solution_paths: tuple[str, ...]
+    reference_dir: str  # "references/<instance_id>"
+    # Test names of the reference run; null until a reference run records them.
+    expected_tests: tuple[str, ...] | None = None
+    # Tests the reference run left skipped (the pristine suite skips them even after
+    # un-skipping); null until recorded.
+    expected_skips: tuple[str, ...] | None = None
+    # "tests", or "build_only" for test-writing exercises marked `.meta/.skip_tests`: nothing
+    # to run, the build decides (utils/verdict.py).
+    grading_mode: str = GRADING_TESTS
+    # The untouched stub already resolves (e.g. refactoring exercises); null until graded.
+    stub_passes: bool | None = None
+    # Tests whose planted canary behaved on the reference run (grading plants a random few
+    # of them, utils/canaries.py); null until recorded.
+    canary_sources: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {item.name: _jsonable(getattr(self, item.name)) for item in fields(self)
+                if not (item.name == "source_url" and self.source_url is None)}
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, Any]) -> "MetadataEntry":
+        """The entry of a JSON object; MetadataEntryError names the instance and what is wrong."""
+        label = entry.get("instance_id", "<entry without instance_id>")
+        missing = [key for key in _REQUIRED_KEYS if key not in entry]
+        if missing:
+            raise MetadataEntryError(f"{label} lacks {', '.join(missing)}")
+        grading_mode = entry.get("grading_mode", GRADING_TESTS)
+        if grading_mode not in GRADING_MODES:
+            raise MetadataEntryError(f"{label} has grading_mode {grading_mode!r} (known: {', '.join(GRADING_MODES)})")
+        return cls(**{key: _FROM_JSON.get(key, _same)(value) for key, value in entry.items() if key in _KEYS})
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _jsonable(item) for key, item in value.items()}
+    return value
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _tuple_or_none(value: Sequence[Any] | None) -> tuple[Any, ...] | None:
+    return None if value is None else tuple(value)
+
+
+_KEYS = frozenset(item.name for item in fields(MetadataEntry))
+_REQUIRED_KEYS = tuple(item.name for item in fields(MetadataEntry)
+                       if item.default is MISSING and item.default_factory is MISSING)
+# How a JSON value becomes a field's value (lists to tuples); other keys are taken as they are.
+_FROM_JSON: dict[str, Callable[[Any], Any]] = {
+    "files": lambda files: {role: tuple(paths) for role, paths in files.items()},
+    "authors": tuple, "contributors": tuple, "hidden_paths": tuple, "solution_paths": tuple,
+    "reference_tests": dict, "reference_answers": dict,
+    "expected_tests": _tuple_or_none, "expected_skips": _tuple_or_none, "canary_sources": _tuple_or_none,
+}
+
+
 @dataclass(frozen=True)
 class Instance:
+    """A metadata entry as the harness uses it: paths resolved, answers left out."""
     instance_id: str
     language: str
     task_name: str
@@ -116,6 +190,20 @@ class Instance:
     stub_passes: bool | None = None
     # Tests that may be planted as canaries at grading (utils/canaries.py); None: not recorded.
     canary_sources: tuple[str, ...] | None = None
+
+    @staticmethod
+    def from_entry(dataset_dir: Path, entry: MetadataEntry) -> "Instance":
+        """The instance of a metadata entry, its paths resolved against `dataset_dir`."""
+        repos_dir = dataset_dir / entry.repo
+        return Instance(
+            instance_id=entry.instance_id, language=entry.language, task_name=entry.task_name,
+            base_commit=entry.base_commit, test_commit=entry.test_commit,
+            problem_statement=entry.problem_statement, solution_paths=entry.solution_paths,
+            hidden_paths=entry.hidden_paths, agent_repo_dir=repos_dir / AGENT_REPO_DIRNAME,
+            grading_repo_dir=repos_dir / GRADING_REPO_DIRNAME, reference_dir=dataset_dir / entry.reference_dir,
+            files=entry.files, expected_tests=entry.expected_tests, expected_skips=entry.expected_skips,
+            grading_mode=entry.grading_mode, stub_passes=entry.stub_passes, canary_sources=entry.canary_sources,
+        )
 
     @property
     def test_paths(self) -> tuple[str, ...]:
@@ -171,38 +259,10 @@ def _read_json_list(path: Path, item_type: type, error_type: type[DatasetError],
 
 
 def _instance_from_entry(dataset_dir: Path, entry: Mapping[str, Any]) -> Instance:
-    missing = [key for key in _REQUIRED_KEYS if key not in entry]
-    if missing:
-        label = entry.get("instance_id", "<entry without instance_id>")
-        raise DatasetError(
-            f"{dataset_dir / METADATA_FILENAME}: {label} lacks {', '.join(missing)}; {_PREPARE_HINT} again"
-        )
-    repos_dir = dataset_dir / entry["repo"]
-    expected = entry.get("expected_tests")
-    skips = entry.get("expected_skips")
-    grading_mode = entry.get("grading_mode", GRADING_TESTS)
-    if grading_mode not in GRADING_MODES:
-        raise DatasetError(f"{dataset_dir / METADATA_FILENAME}: {entry['instance_id']} has grading_mode "
-                           f"{grading_mode!r} (known: {', '.join(GRADING_MODES)}); {_PREPARE_HINT} again")
-    return Instance(
-        instance_id=entry["instance_id"],
-        language=entry["language"],
-        task_name=entry["task_name"],
-        base_commit=entry["base_commit"],
-        test_commit=entry["test_commit"],
-        problem_statement=entry["problem_statement"],
-        solution_paths=tuple(entry["solution_paths"]),
-        hidden_paths=tuple(entry["hidden_paths"]),
-        agent_repo_dir=repos_dir / AGENT_REPO_DIRNAME,
-        grading_repo_dir=repos_dir / GRADING_REPO_DIRNAME,
-        reference_dir=dataset_dir / entry["reference_dir"],
-        files={key: tuple(paths) for key, paths in entry["files"].items()},
-        expected_tests=None if expected is None else tuple(expected),
-        expected_skips=None if skips is None else tuple(skips),
-        grading_mode=grading_mode,
-        stub_passes=entry.get("stub_passes"),
-        canary_sources=None if entry.get("canary_sources") is None else tuple(entry["canary_sources"]),
-    )
+    try:
+        return Instance.from_entry(dataset_dir, MetadataEntry.from_json(entry))
+    except MetadataEntryError as error:
+        raise DatasetError(f"{dataset_dir / METADATA_FILENAME}: {error}; {_PREPARE_HINT} again") from None
 
 
 def _check_instance_dirs(instance: Instance) -> None:

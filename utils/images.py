@@ -28,6 +28,7 @@ import docker.errors
 from docker.utils import kwargs_from_env
 
 from utils.languages import LANGUAGES, LanguageSpec
+from utils.tree_hash import hash_tree_into
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RECIPES_DIR = PROJECT_ROOT / "docker"
@@ -138,10 +139,7 @@ def recipe_hash(recipe_dir: Path, parent_image_id: str, extra_files: dict[str, b
     """Hash of the recipe files (paths + contents + modes), the parent image id and extras."""
     digest = hashlib.sha256()
     digest.update(f"parent {parent_image_id}\n".encode())
-    for path in sorted(p for p in recipe_dir.rglob("*") if p.is_file()):
-        relative = path.relative_to(recipe_dir).as_posix()
-        digest.update(f"file {relative} {path.stat().st_mode & 0o111:o}\n".encode())
-        digest.update(hashlib.sha256(path.read_bytes()).hexdigest().encode())
+    hash_tree_into(digest, recipe_dir)
     for name in sorted(extra_files):
         digest.update(f"extra {name}\n".encode())
         digest.update(hashlib.sha256(extra_files[name]).hexdigest().encode())

@@ -77,6 +77,41 @@ class BuildCache:
     writer_env: tuple[tuple[str, str], ...]
 
 
+class ExerciseNameError(ValueError):
+    """A build file lacks the line that names the exercise after its directory."""
+
+
+@dataclass(frozen=True)
+class ExerciseNameLine:
+    """A build file that names the exercise after its directory (C++'s CMakeLists.txt).
+
+    In a container the directory is /testbed, not the slug, so preparation writes the name
+    in (`named`); a build-cache key leaves the written name out (`unnamed`): it does not
+    change what a shared compile produces. Every exercise of the language must have the file.
+    """
+    path: str
+    # Regex of the line that takes the name from the directory, and how messages show it.
+    from_directory: str
+    shown_as: str
+    # The line that replaces it; "{slug}" stands for the exercise's slug.
+    explicit: str
+
+    def named(self, slug: str, text: str) -> str:
+        """`text` with the directory-derived name replaced by `slug`; ExerciseNameError
+        when there is no such line."""
+        line = self.explicit.format(slug=slug)
+        rewritten, count = re.subn(self.from_directory, lambda _: line, text)
+        if count == 0:
+            raise ExerciseNameError(
+                f"{self.path} has no `{self.shown_as}` line to replace with an explicit exercise name")
+        return rewritten
+
+    def unnamed(self, content: bytes) -> bytes:
+        """`content` without its explicit name lines, whatever the slug."""
+        prefix = self.explicit.partition("{slug}")[0].strip().encode()
+        return b"\n".join(line for line in content.splitlines() if not line.strip().startswith(prefix))
+
+
 @dataclass(frozen=True)
 class LanguageSpec:
     name: str
@@ -106,8 +141,6 @@ class LanguageSpec:
     test_command: str
     # Reads the report directory (a mapping of file name -> content) into results.
     parse_results: Callable[[dict[str, str]], TestResults]
-    test_timeout: int = 120
-    agent_timeout: int = 600
     # Reference-only manifest overrides for the oracle: (source in exercise, destination).
     reference_overrides: tuple[tuple[str, str], ...] = ()
     # Checked on every file grading takes from a patch, after application: a reason string
@@ -116,6 +149,8 @@ class LanguageSpec:
     build_cache: BuildCache | None = None
     # How canary tests are planted into this language's test files (utils/canaries.py).
     canaries: canaries.Planter | None = None
+    # A build file preparation must name the exercise in (see ExerciseNameLine).
+    exercise_name_line: ExerciseNameLine | None = None
 
     def is_hidden(self, path: str) -> bool:
         return path.startswith(".meta/") or matches_any(path, self.hidden_globs)
@@ -127,6 +162,13 @@ class LanguageSpec:
         if matches_any(path, self.unskip_globs):
             return self.unskip(text)
         return text
+
+    def cache_key_content(self, path: str, content: bytes) -> bytes:
+        """What of a test-tree file decides a build-cache warm-up: its content, less the
+        exercise's name."""
+        if self.exercise_name_line is not None and path == self.exercise_name_line.path:
+            return self.exercise_name_line.unnamed(content)
+        return content
 
 
 def _identity(text: str) -> str:
@@ -299,6 +341,12 @@ CPP = LanguageSpec(
         reader_env=(("CCACHE_DIR", "/var/cache/polyglot-ccache"), ("CCACHE_READONLY", "1"),
                     ("CCACHE_TEMPDIR", "/tmp/ccache-tmp")),
         writer_env=(("CCACHE_DIR", "/var/cache/polyglot-ccache"), ("CCACHE_TEMPDIR", "/tmp/ccache-tmp")),
+    ),
+    exercise_name_line=ExerciseNameLine(
+        path="CMakeLists.txt",
+        from_directory=r"get_filename_component\(\s*exercise\s+\$\{CMAKE_CURRENT_SOURCE_DIR\}\s+NAME\s*\)",
+        shown_as="get_filename_component(exercise ${CMAKE_CURRENT_SOURCE_DIR} NAME)",
+        explicit="set(exercise {slug})",
     ),
 )
 
