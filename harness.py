@@ -20,8 +20,9 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
@@ -34,10 +35,10 @@ from utils.engine import EngineError, ensure_engine
 from utils.grading import grading_sandbox_spec
 from utils.images import ImageError, ImageSettings, docker_client, ensure_all_images
 from utils.languages import LANGUAGES
-from utils.outcomes import BUCKETS, FINISHED_BUCKETS
-from utils.results import InstanceResult, build_run_report, load_instance_results, write_json
+from utils.outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
+from utils.results import InstanceResult, build_run_report, load_instance_results, write_atomic, write_json
 from utils.run_instance import InstanceJob, RunCancelled, run_instance
-from utils.sandbox import BACKENDS, Limits, SandboxError, Sandboxes, SandboxProvider, open_provider
+from utils.sandbox import BACKENDS, ImageSet, Limits, SandboxError, Sandboxes, SandboxProvider, open_provider
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 DEFAULT_OUTPUT_DIR = PROJECT_ROOT / "runs"
@@ -61,7 +62,69 @@ class RunOutcome:
     results: dict[str, InstanceResult]
     report: dict
     interrupted: bool = False
-    images: dict[str, str] = field(default_factory=dict)
+    images: ImageSet = ImageSet({}, {})
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Every setting of one run, checked (check_settings) before anything starts."""
+    subsets: tuple[str, ...]
+    num_samples: int
+    max_workers: int
+    name: str
+    model_patch_paths: tuple[Path, ...]
+    output_dir: Path
+    dataset: Path
+    instance_ids: tuple[str, ...] | None
+    languages: tuple[str, ...] | None
+    agent: str
+    model: str | None
+    agent_timeout: int
+    test_timeout: int
+    predictions: Path | None
+    cpus: float | None
+    memory: str | None
+    pids_limit: int
+    disk: str | None
+    pass_env: tuple[str, ...] | None
+    agent_network: str
+    ca_bundle: str | None
+    force: bool
+    progress: bool
+    backend: str
+
+    @property
+    def run_dir(self) -> Path:
+        return self.output_dir / f"{self.name}_0"
+
+    @property
+    def report_path(self) -> Path:
+        return self.output_dir / f"{self.name}_0.0.json"
+
+    def environment(self) -> dict[str, str]:
+        """The variables passed to the agent (those set on this machine)."""
+        names = self.pass_env if self.pass_env is not None else DEFAULT_PASS_ENV
+        return {key: os.environ[key] for key in names if key in os.environ}
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What the run will do, decided before any sandbox exists."""
+    config: RunConfig
+    instances: tuple[Instance, ...]
+    agent: PreparedAgent
+    settings: dict[str, object]  # run_settings.json: what a resume must match
+    previous: dict[str, InstanceResult]  # finished verdicts reused
+    predicted: dict[str, str] | None = None  # --predictions: instance id -> patch
+
+
+@dataclass(frozen=True)
+class Provisioned:
+    """Where the run executes: its provider, images, run id, agent network and jobs."""
+    provider: SandboxProvider
+    images: ImageSet
+    run_id: str
+    jobs: tuple[InstanceJob, ...]
 
 
 def harness(
@@ -91,58 +154,97 @@ def harness(
     backend: str = "docker",
 ) -> RunOutcome:
     """Run (or resume) one evaluation; returns the results, the report and their paths."""
-    check_settings(max_workers=max_workers, agent_timeout=agent_timeout, test_timeout=test_timeout, cpus=cpus,
-                   memory=memory, pids_limit=pids_limit, agent_network=agent_network, disk=disk, backend=backend)
-    if predictions is None:
-        check_agent_model(agent, model, pass_env)
-    subsets = [subset] if isinstance(subset, str) else list(subset or [])
-    instances = _select(Path(dataset), subsets, instance_ids, languages, num_samples)
-    name = model_name_or_path or time.strftime("%Y%m%d_%H%M%S")
-    run_dir = Path(output_dir) / f"{name}_0"
-    patch_paths = [Path(path) for path in (model_patch_paths or [])]
-    for path in patch_paths:
+    config = RunConfig(
+        subsets=(subset,) if isinstance(subset, str) else tuple(subset or ()), num_samples=num_samples,
+        max_workers=max_workers, name=model_name_or_path or time.strftime("%Y%m%d_%H%M%S"),
+        model_patch_paths=tuple(Path(path) for path in model_patch_paths or ()), output_dir=Path(output_dir),
+        dataset=Path(dataset), instance_ids=tuple(instance_ids) if instance_ids is not None else None,
+        languages=tuple(languages) if languages is not None else None, agent=agent, model=model,
+        agent_timeout=agent_timeout, test_timeout=test_timeout,
+        predictions=Path(predictions) if predictions else None, cpus=cpus, memory=memory, pids_limit=pids_limit,
+        disk=disk, pass_env=tuple(pass_env) if pass_env is not None else None, agent_network=agent_network,
+        ca_bundle=ca_bundle, force=force, progress=progress, backend=backend)
+    check_config(config)
+    with tempfile.TemporaryDirectory(prefix="polyglot-agent-") as workdir:
+        plan = plan_run(config, Path(workdir))
+        provisioned = provision(plan, Path(workdir))
+        try:
+            results, interrupted = execute(plan, provisioned)
+        finally:
+            _clean_up_run(provisioned.provider, provisioned.run_id)
+    return write_report(plan, results, interrupted, provisioned.images)
+
+
+def check_config(config: RunConfig) -> None:
+    check_settings(max_workers=config.max_workers, agent_timeout=config.agent_timeout,
+                   test_timeout=config.test_timeout, cpus=config.cpus, memory=config.memory,
+                   pids_limit=config.pids_limit, agent_network=config.agent_network, disk=config.disk,
+                   backend=config.backend)
+    if config.predictions is None:
+        check_agent_model(config.agent, config.model, config.pass_env)
+    for path in config.model_patch_paths:
         if not path.is_file():
             raise HarnessError(f"model patch {path} does not exist")
-    predicted = _read_predictions(Path(predictions), instances) if predictions else None
+
+
+def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
+    """Select the instances, read predictions, prepare the agent, find what a resume reuses."""
+    instances = _select(config.dataset, list(config.subsets), config.instance_ids, config.languages,
+                        config.num_samples)
+    predicted = _read_predictions(config.predictions, instances) if config.predictions else None
     if predicted is not None:
         instances = [instance for instance in instances if instance.instance_id in predicted]
-    settings = ImageSettings.from_env(ca_bundle=ca_bundle)
-    with tempfile.TemporaryDirectory(prefix="polyglot-agent-") as workdir:
-        prepared = (PreparedAgent("predictions", None, "predictions") if predicted is not None
-                    else prepare_agent(agent, patch_paths, Path(workdir)))
-        for warning in prepared.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        run_settings = _run_settings(prepared, Path(dataset), test_timeout, agent_timeout, model)
-        previous = _selected(_check_resume(run_dir, run_settings, force), instances)
-        provider = open_provider(backend)
-        log = lambda message: print(message, file=sys.stderr)  # noqa: E731
-        provider.prepare(log)
-        images = provider.ensure_images([LANGUAGES[language] for language in sorted({i.language for i in instances})],
-                                        prepared, settings, Path(workdir), log)
-        workers = max(1, max_workers)
-        limits = _default_limits(workers, cpus, memory, pids_limit, disk)
-        environment = {key: os.environ[key] for key in (pass_env if pass_env is not None else DEFAULT_PASS_ENV)
-                       if key in os.environ}
-        run_id = f"{time.strftime('%m%d%H%M%S')}{secrets.token_hex(2)}"
-        # Agents of one run must not reach each other: "bridge" means the run's own network.
-        own_network = agent_network == "bridge" and not prepared.builtin and predicted is None
-        try:
-            network = _run_network(provider, run_id) if own_network else agent_network
-            agent_settings = AgentRunSettings(agent_timeout, model, network, environment, limits)
-            jobs = [InstanceJob(instance, prepared, images[f"agent:{instance.language}"],
-                                images[instance.language], agent_settings, test_timeout, limits, run_id, name,
-                                run_dir, predicted.get(instance.instance_id) if predicted is not None else None)
-                    for instance in instances if instance.instance_id not in previous]
-            run_dir.mkdir(parents=True, exist_ok=True)
-            write_json(run_dir / "run_settings.json", run_settings)
-            results = dict(previous)
-            interrupted = _execute(provider, jobs, results, workers, run_id, progress, len(previous))
-        finally:
-            _clean_up_run(provider, run_id)
-    report = build_run_report(name, [instance.instance_id for instance in instances], results).run_report_json()
-    report_path = Path(output_dir) / f"{name}_0.0.json"
-    write_json(report_path, report)
-    return RunOutcome(run_dir, report_path, results, report, interrupted, images)
+    agent = (PreparedAgent("predictions", None, "predictions") if predicted is not None
+             else prepare_agent(config.agent, list(config.model_patch_paths), workdir))
+    for warning in agent.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    settings = _run_settings(agent, config.dataset, config.test_timeout, config.agent_timeout, config.model)
+    previous = _selected(_check_resume(config.run_dir, settings, config.force), instances)
+    return RunPlan(config, tuple(instances), agent, settings, previous, predicted)
+
+
+def provision(plan: RunPlan, workdir: Path) -> Provisioned:
+    """The backend ready, its images built or found, the run's network made, a job per
+    instance still to run."""
+    config = plan.config
+    provider = open_provider(config.backend)
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    provider.prepare(log)
+    languages = sorted({instance.language for instance in plan.instances})
+    images = provider.ensure_images([LANGUAGES[language] for language in languages], plan.agent,
+                                    ImageSettings.from_env(ca_bundle=config.ca_bundle), workdir, log)
+    limits = _default_limits(config.max_workers, config.cpus, config.memory, config.pids_limit, config.disk)
+    run_id = f"{time.strftime('%m%d%H%M%S')}{secrets.token_hex(2)}"
+    # Agents of one run must not reach each other: "bridge" means the run's own network.
+    own_network = config.agent_network == "bridge" and not plan.agent.builtin and plan.predicted is None
+    network = _run_network(provider, run_id) if own_network else config.agent_network
+    agent_settings = AgentRunSettings(config.agent_timeout, config.model, network, config.environment(), limits)
+    predicted = plan.predicted
+    jobs = tuple(InstanceJob(instance, plan.agent, images.agent[instance.language], images.grading[instance.language],
+                             agent_settings, config.test_timeout, limits, run_id, config.name, config.run_dir,
+                             predicted.get(instance.instance_id) if predicted is not None else None)
+                 for instance in plan.instances if instance.instance_id not in plan.previous)
+    return Provisioned(provider, images, run_id, jobs)
+
+
+def execute(plan: RunPlan, provisioned: Provisioned) -> tuple[dict[str, InstanceResult], bool]:
+    """Every job run; (results, interrupted) with the reused results included."""
+    run_dir = plan.config.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_json(run_dir / "run_settings.json", plan.settings)
+    results = dict(plan.previous)
+    interrupted = _execute(provisioned.provider, list(provisioned.jobs), results, max(1, plan.config.max_workers),
+                           provisioned.run_id, plan.config.progress, len(plan.previous))
+    return results, interrupted
+
+
+def write_report(plan: RunPlan, results: dict[str, InstanceResult], interrupted: bool,
+                 images: ImageSet) -> RunOutcome:
+    config = plan.config
+    report = build_run_report(config.name, [instance.instance_id for instance in plan.instances],
+                              results).run_report_json()
+    write_json(config.report_path, report)
+    return RunOutcome(config.run_dir, config.report_path, results, report, interrupted, images)
 
 
 AGENT_NETWORKS = ("bridge", "host", "none")
@@ -330,8 +432,12 @@ def _execute(provider: SandboxProvider, jobs: list[InstanceJob], results: dict[s
                     job = pending.pop(future)
                     try:
                         result = future.result()
-                    except (RunCancelled, Exception):  # cancelled or interrupted: left unfinished
+                    except RunCancelled:  # the run is stopping: left unfinished, a resume runs it
                         continue
+                    except Exception as error:  # noqa: BLE001 - recorded, never dropped
+                        if stop.is_set():
+                            continue
+                        result = record_unexpected(job, error)
                     results[job.instance.instance_id] = result
                     bar.update(1)
                     _update_bar(bar, results)
@@ -341,6 +447,22 @@ def _execute(provider: SandboxProvider, jobs: list[InstanceJob], results: dict[s
         sandboxes.close()  # the run's leftovers go in _clean_up_run, once the engine answers
         _restore_signal_handlers(previous_handlers)
     return stop.is_set()
+
+
+def record_unexpected(job: InstanceJob, error: Exception) -> InstanceResult:
+    """An exception that escaped the instance's own handling: an `error` result with the
+    traceback, in the result file and on stderr."""
+    trace = "".join(traceback.format_exception(error))
+    print(f"error: {job.instance.instance_id}: unexpected {type(error).__name__}: {error}", file=sys.stderr)
+    result = InstanceResult(instance_id=job.instance.instance_id, model_name_or_path=job.model_name_or_path,
+                            language=job.instance.language, agent=job.agent.name, agent_hash=job.agent.agent_hash,
+                            eval_result=Bucket.ERROR, reason=Reason.UNEXPECTED_ERROR,
+                            error=f"{type(error).__name__}: {error}", detail=trace[-4000:])
+    try:
+        write_atomic(job.output_dir / f"{job.instance.instance_id}.json", result.to_json())
+    except OSError as write_error:
+        print(f"error: cannot write {job.instance.instance_id}'s result: {write_error}", file=sys.stderr)
+    return result
 
 
 def _update_bar(bar: tqdm, results: dict[str, InstanceResult]) -> None:

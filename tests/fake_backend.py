@@ -23,8 +23,8 @@ import threading
 import time
 from pathlib import Path
 
-from utils.sandbox import (KILL_GRACE_S, CappedOutput, CommandNotStarted, ExecResult, SandboxError, SandboxSpec,
-                           files_from_tar, tar_directory)
+from utils.sandbox import (KILL_GRACE_S, CappedOutput, CommandNotStarted, ExecResult, ImageSet, SandboxError,
+                           SandboxSpec, files_from_tar, tar_directory)
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNET = 0x40000000
@@ -206,9 +206,9 @@ class FakeProvider:
     def prepare(self, log) -> None:
         self.base.mkdir(parents=True, exist_ok=True)
 
-    def ensure_images(self, specs, agent, settings, workdir: Path, log) -> dict[str, str]:
+    def ensure_images(self, specs, agent, settings, workdir: Path, log) -> ImageSet:
         images = {spec.name: f"fake-{spec.name}" for spec in specs}
-        return {**images, **({f"agent:{name}": image for name, image in images.items()} if agent else {})}
+        return ImageSet(images, dict(images) if agent else {})
 
     def sandbox(self, spec: SandboxSpec, run_id: str, instance_id: str) -> FakeSandbox:
         return FakeSandbox(self, spec, run_id, instance_id)
@@ -229,3 +229,8 @@ class FakeProvider:
 
     def remove_caches(self) -> int:
         return 0
+
+
+def open_provider() -> FakeProvider:
+    """Registration hook (utils.sandbox.BACKENDS["fake"] = "tests.fake_backend"), for tests."""
+    return FakeProvider()

@@ -468,6 +468,23 @@ def test_unparseable_patch_is_a_patch_apply_failed_verdict(tmp_path: Path):
     assert outcome.verdict.reason == Reason.PATCH_APPLY_FAILED
 
 
+def test_grading_uses_the_patch_the_caller_filtered_and_does_not_filter_again(tmp_path: Path, monkeypatch):
+    import utils.grading
+    from utils.grading import GradingRequest, grade
+    from utils.outcomes import Reason
+
+    spec = get_language("python")
+    already = filter_patch(solved_patch(), spec, ("running_total.py",), ())
+    monkeypatch.setattr(utils.grading, "filter_patch", lambda *args: pytest.fail("the patch was filtered twice"))
+    tree = fresh_tree("python", tmp_path / "tree")
+    (tree / "running_total.py").write_text("something else entirely\n")  # the filtered patch cannot apply
+    request = GradingRequest(spec=spec, instance_id="python__running-total",
+                             test_tree=tree, patch_text="ignored: already filtered",
+                             solution_paths=("running_total.py",), filtered=already)
+    outcome = grade(None, "unused-image", request)
+    assert outcome.filtered is already and outcome.verdict.reason == Reason.PATCH_APPLY_FAILED
+
+
 
 # --- audit of kept lines ------------------------------------------------------------------------
 

@@ -27,8 +27,8 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from utils.sandbox import (KILL_GRACE_S, SHARED_CACHE_PREFIX, CappedOutput, CommandNotStarted, ExecResult, Log,
-                           SandboxError, SandboxSpec, files_from_tar, sandbox_name, tar_directory)
+from utils.sandbox import (KILL_GRACE_S, SHARED_CACHE_PREFIX, CappedOutput, CommandNotStarted, ExecResult, ImageSet,
+                           Log, SandboxError, SandboxSpec, files_from_tar, sandbox_name, tar_directory)
 
 # What talking to the engine raises when it fails or goes away mid-call (a restart, a crash):
 # the SDK's own errors, and the HTTP layer's below it.
@@ -375,18 +375,16 @@ class DockerProvider:
         except ENGINE_ERRORS as error:
             raise SandboxError(f"the Docker engine failed while removing stale containers: {error}") from error
 
-    def ensure_images(self, specs, agent, settings, workdir: Path, log: Log) -> dict[str, str]:
+    def ensure_images(self, specs, agent, settings, workdir: Path, log: Log) -> ImageSet:
         from utils.agent_image import ensure_agent_image
         from utils.images import ensure_language_image
 
-        images: dict[str, str] = {}
-        for spec in specs:
-            images[spec.name] = ensure_language_image(self.client, spec, settings, log).tag
-            if agent is None:
-                continue
-            images[f"agent:{spec.name}"] = images[spec.name] if agent.builtin else ensure_agent_image(
-                self.client, agent, spec.name, images[spec.name], workdir, log).tag
-        return images
+        grading = {spec.name: ensure_language_image(self.client, spec, settings, log).tag for spec in specs}
+        agents = {} if agent is None else {
+            language: image if agent.builtin else ensure_agent_image(self.client, agent, language, image, workdir,
+                                                                     log).tag
+            for language, image in grading.items()}
+        return ImageSet(grading, agents)
 
     def sandbox(self, spec: SandboxSpec, run_id: str, instance_id: str) -> DockerSandbox:
         return DockerSandbox(self.client, spec, run_id, instance_id)

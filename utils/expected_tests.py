@@ -132,7 +132,7 @@ def record_expected_tests(dataset_dir: Path, workers: int = 2, ca_bundle: str | 
     sandboxes = Sandboxes(provider, "record-expected")
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            runs = list(pool.map(lambda instance: run_reference(sandboxes, images[instance.language], instance),
+            runs = list(pool.map(lambda instance: run_reference(sandboxes, images.grading[instance.language], instance),
                                  instances))
     finally:
         sandboxes.close()

@@ -48,6 +48,9 @@ class GradingRequest:
     # Tests that may become canaries (recorded at preparation); None: plant none.
     canary_sources: tuple[str, ...] | None = None
     plant_all_canaries: bool = False  # preparation: every eligible test at once
+    # The patch already filtered by the caller (run_instance filters once per instance);
+    # None: grade() filters patch_text itself.
+    filtered: FilteredPatch | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,8 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         tree = Path(workdir) / "testbed"
         shutil.copytree(request.test_tree, tree, symlinks=True)
         try:
-            filtered = filter_patch(request.patch_text, request.spec, request.solution_paths, request.hidden_paths)
+            filtered = request.filtered or filter_patch(request.patch_text, request.spec, request.solution_paths,
+                                                        request.hidden_paths)
             apply_method = apply_patch(tree, filtered.text)
         except PatchError as error:
             log(f"patch did not apply: {error}")

@@ -98,6 +98,13 @@ class SandboxSpec:
     user: int | None = RUNNER_UID
 
 
+@dataclass(frozen=True)
+class ImageSet:
+    """The images of a run: per language, the grading image and the agent's image."""
+    grading: dict[str, str]
+    agent: dict[str, str]
+
+
 class Sandbox(Protocol):
     spec: SandboxSpec
     instance_id: str
@@ -123,8 +130,9 @@ class SandboxProvider(Protocol):
         owner is gone left behind."""
 
     def ensure_images(self, specs: "list[LanguageSpec]", agent: "PreparedAgent | None", settings: "ImageSettings",
-                      workdir: Path, log: Log) -> dict[str, str]:
-        """Image per language name, and per "agent:<language>" when an agent is given."""
+                      workdir: Path, log: Log) -> ImageSet:
+        """The language images, and the agent's image per language when an agent is given
+        (a built-in agent runs in the language image)."""
 
     def sandbox(self, spec: SandboxSpec, run_id: str, instance_id: str) -> Sandbox:
         """A sandbox of the run, not started yet."""
