@@ -31,9 +31,8 @@ from utils.agent_image import AgentPatchError, PreparedAgent, prepare_agent
 from utils.agent_run import AgentRunSettings, agent_sandbox_spec
 from utils.dataset import DEFAULT_DATASET_DIR, DatasetError, Instance, load_dataset, select_instances
 from utils.build_cache import prune_caches
-from utils.engine import EngineError, ensure_engine
 from utils.grading import grading_sandbox_spec
-from utils.images import ImageError, ImageSettings, docker_client, ensure_all_images
+from utils.image_settings import ImageSettings
 from utils.languages import LANGUAGES
 from utils.outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
 from utils.results import InstanceResult, build_run_report, load_instance_results, write_atomic, write_json
@@ -489,12 +488,14 @@ def _restore_signal_handlers(previous) -> None:
         signal.signal(sig, handler)
 
 
-def build_images_only(languages: list[str] | None, ca_bundle: str | None, base_image: str | None) -> int:
-    ensure_engine(log=lambda message: print(message, file=sys.stderr))
-    client = docker_client()
+def build_images_only(languages: list[str] | None, ca_bundle: str | None, base_image: str | None,
+                      backend: str = "docker") -> int:
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    provider = open_provider(backend)
+    provider.prepare(log)
     settings = ImageSettings.from_env(base_image=base_image, ca_bundle=ca_bundle)
     print(f"{'image':<12} {'tag':<44} {'status':<7} {'seconds':>8}")
-    for result in ensure_all_images(client, settings, languages, log=lambda m: print(m, file=sys.stderr)):
+    for result in provider.build_images(settings, languages, log):
         print(f"{result.name:<12} {result.tag:<44} {'built' if result.built else 'cached':<7} {result.seconds:>8.1f}",
               flush=True)
     return 0
@@ -548,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         if args.build_images_only:
-            return build_images_only(args.languages, args.ca_bundle, args.base_image)
+            return build_images_only(args.languages, args.ca_bundle, args.base_image, args.backend)
         if args.prune_caches:
             provider = open_provider(args.backend)
             provider.prepare(lambda message: print(message, file=sys.stderr))
@@ -567,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
             pids_limit=args.pids_limit, disk=args.disk, pass_env=args.pass_env, agent_network=args.agent_network,
             ca_bundle=args.ca_bundle, force=args.force, progress=not args.no_progress, backend=args.backend,
         )
-    except (HarnessError, DatasetError, AgentPatchError, ImageError, EngineError, SandboxError) as error:
+    except (HarnessError, DatasetError, AgentPatchError, SandboxError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     report = outcome.report

@@ -43,8 +43,7 @@ from utils.dataset import (
     instance_repos_relpath,
     reference_relpath,
 )
-from utils.engine import EngineError
-from utils.images import ImageError
+from utils.image_settings import ImageError
 from utils.sandbox import SandboxError
 from utils.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
 from utils.languages import LANGUAGES, ExerciseNameError, LanguageSpec, UnknownLanguageError, get_language
@@ -641,7 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         benchmark_dir = args.benchmark_dir or fetch_benchmark(args.benchmark_url)
         summary = prepare_dataset(benchmark_dir, args.output_dir, languages, max(1, args.workers),
                                   record_expected=args.record_expected_tests)
-    except (PrepareError, UnknownLanguageError, OSError, ImageError, EngineError, DatasetError, SandboxError) as error:
+    except (PrepareError, UnknownLanguageError, OSError, ImageError, DatasetError, SandboxError) as error:
         print(f"prepare_polyglot_dataset: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

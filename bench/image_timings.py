@@ -25,8 +25,8 @@ from typing import Callable
 import docker
 import docker.errors
 
-from utils.agent_image import ensure_agent_image, prepare_agent
-from utils.images import (IMAGE_REPOSITORY, ImageError, ImageSettings, ensure_base_image, ensure_common_image,
+from utils.agent_image import prepare_agent
+from utils.images import (IMAGE_REPOSITORY, ensure_agent_image, ImageError, ImageSettings, ensure_base_image, ensure_common_image,
                           ensure_language_image)
 from utils.languages import LANGUAGES
 

@@ -210,6 +210,9 @@ class FakeProvider:
         images = {spec.name: f"fake-{spec.name}" for spec in specs}
         return ImageSet(images, dict(images) if agent else {})
 
+    def build_images(self, settings, languages, log) -> list:
+        return []
+
     def sandbox(self, spec: SandboxSpec, run_id: str, instance_id: str) -> FakeSandbox:
         return FakeSandbox(self, spec, run_id, instance_id)
 

@@ -77,3 +77,16 @@ def test_config_is_frozen_and_checked_before_anything_starts(plain_dataset, tmp_
         config.max_workers = 50  # type: ignore[misc]
     plan = harness_module.plan_run(config, tmp_path)
     assert len(plan.instances) == 8 and plan.previous == {} and plan.agent.name == "null"
+
+
+def test_nothing_above_the_seam_imports_docker():
+    import subprocess
+    import sys
+
+    above = ["harness", "report", "prepare_polyglot_dataset", "utils.run_instance", "utils.agent_run",
+             "utils.grading", "utils.build_cache", "utils.expected_tests", "utils.conformance"]
+    probe = ("import sys; " + "; ".join(f"import {module}" for module in above)
+             + "; print(sorted(m for m in sys.modules if m == 'docker' or m.startswith('docker.')))")
+    completed = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                               cwd=Path(__file__).resolve().parent.parent, check=True)
+    assert completed.stdout.strip() == "[]", completed.stdout

@@ -1,4 +1,4 @@
-"""The agent layer: the task agent (plus lineage patches) as a thin image over a language image.
+"""The agent, prepared on the host for its layer (built by utils/images.py over a language image).
 
 1. The agent directory is copied on the host; `--model_patch_paths` patches are applied to
    the copy in order (HyperAgents' lineage semantics). A hunk whose file lies outside the
@@ -17,30 +17,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import docker
-import docker.errors
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from utils.images import IMAGE_REPOSITORY, ImageResult, ensure_recipe_image
-from utils.sandbox import RUNNER_UID
 from utils.tree_hash import tree_hash
 
 AGENT_DIR_IN_CONTAINER = "/agent"
 BUILTIN_AGENTS = ("oracle", "null")
 _IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".git", ".mypy_cache")
 
-AGENT_DOCKERFILE = f"""\
-ARG LANGUAGE_IMAGE
-FROM ${{LANGUAGE_IMAGE}}
-# Requirements first, in their own layer: unchanged requirements cost no pip install.
-COPY agent/requirements.txt /opt/agent-requirements.txt
-RUN python3 -m venv --system-site-packages /opt/agent-venv \\
-    && /opt/agent-venv/bin/pip install --no-cache-dir -r /opt/agent-requirements.txt
-ENV PATH=/opt/agent-venv/bin:$PATH
-# The agent runs as the images' unprivileged user and writes its outputs next to itself.
-COPY --chown={RUNNER_UID}:{RUNNER_UID} agent/ {AGENT_DIR_IN_CONTAINER}/
-"""
 
 
 class AgentPatchError(ValueError):
@@ -113,32 +98,3 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
         detail = (completed.stderr or completed.stdout).strip().splitlines()
         raise AgentPatchError(f"{patch_path} does not apply to the agent: {detail[0] if detail else 'git apply failed'}")
     return warnings
-
-
-def ensure_agent_image(client: docker.DockerClient, agent: PreparedAgent, language: str,
-                       language_image: str, workdir: Path, log=print) -> ImageResult:
-    assert agent.tree is not None
-    recipe = workdir / f"agent-recipe-{language}"
-    if not recipe.exists():
-        recipe.mkdir(parents=True)
-        (recipe / "Dockerfile").write_text(AGENT_DOCKERFILE)
-        shutil.copytree(agent.tree, recipe / "agent")
-    return ensure_recipe_image(client, f"agent-{language}", recipe, language_image, "LANGUAGE_IMAGE", None, log)
-
-
-def prune_agent_images(client: docker.DockerClient, keep: set[str] = frozenset(), log=print) -> int:
-    """Remove agent layers (every generation of a self-improving loop leaves one per
-    language) except the tags in `keep` and those a container still uses."""
-    in_use = {container.attrs.get("Image") for container in client.containers.list(all=True, ignore_removed=True)}
-    removed = 0
-    for image in client.images.list(filters={"label": "polyglot-harness.recipe"}):
-        for tag in image.tags:
-            if not tag.startswith(f"{IMAGE_REPOSITORY}/agent-") or tag in keep or image.id in in_use:
-                continue
-            try:
-                client.images.remove(tag)
-                removed += 1
-            except docker.errors.APIError as error:
-                log(f"could not remove {tag}: {error}")
-    return removed
-

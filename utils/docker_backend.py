@@ -365,10 +365,13 @@ class DockerProvider:
         return self._client
 
     def prepare(self, log: Log) -> None:
-        from utils.engine import ensure_engine
+        from utils.engine import EngineError, ensure_engine
 
         if self._client is None:
-            ensure_engine(log=log)
+            try:
+                ensure_engine(log=log)
+            except EngineError as error:
+                raise SandboxError(str(error)) from error
         try:
             remove_stale_containers(self.client)
             remove_stale_networks(self.client)
@@ -376,8 +379,7 @@ class DockerProvider:
             raise SandboxError(f"the Docker engine failed while removing stale containers: {error}") from error
 
     def ensure_images(self, specs, agent, settings, workdir: Path, log: Log) -> ImageSet:
-        from utils.agent_image import ensure_agent_image
-        from utils.images import ensure_language_image
+        from utils.images import ensure_agent_image, ensure_language_image
 
         grading = {spec.name: ensure_language_image(self.client, spec, settings, log).tag for spec in specs}
         agents = {} if agent is None else {
@@ -385,6 +387,12 @@ class DockerProvider:
                                                                      log).tag
             for language, image in grading.items()}
         return ImageSet(grading, agents)
+
+    def build_images(self, settings, languages: list[str] | None, log: Log) -> list:
+        """Every image (base, common, each language's), built when missing; ImageResults."""
+        from utils.images import ensure_all_images
+
+        return ensure_all_images(self.client, settings, languages, log=log)
 
     def sandbox(self, spec: SandboxSpec, run_id: str, instance_id: str) -> DockerSandbox:
         return DockerSandbox(self.client, spec, run_id, instance_id)
@@ -415,7 +423,7 @@ class DockerProvider:
 
     def remove_caches(self) -> int:
         """Every build-cache volume no container uses, and every agent layer image."""
-        from utils.agent_image import prune_agent_images
+        from utils.images import prune_agent_images
 
         removed = prune_agent_images(self.client)
         for volume in self.client.volumes.list():

@@ -24,7 +24,7 @@ from typing import Callable
 
 from utils.dataset import Instance, load_dataset
 from utils.grading import GradingRequest, grade
-from utils.images import ImageSettings
+from utils.image_settings import ImageSettings
 from utils.instance_repo import checkout_commit
 from utils.languages import LANGUAGES
 from utils.runner_results import ERROR, FAILED, SKIPPED

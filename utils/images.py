@@ -27,54 +27,21 @@ import docker
 import docker.errors
 from docker.utils import kwargs_from_env
 
+from utils.image_settings import (CA_BUNDLE_ENV, DEFAULT_BASE_IMAGE, SYSTEM_CA_BUNDLE, ImageError,  # noqa: F401
+                                   ImageResult, ImageSettings)
+from utils.agent_image import AGENT_DIR_IN_CONTAINER, PreparedAgent
 from utils.languages import LANGUAGES, LanguageSpec
+from utils.sandbox import RUNNER_UID
 from utils.tree_hash import hash_tree_into
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 RECIPES_DIR = PROJECT_ROOT / "docker"
 CACHE_DIR = Path(os.environ.get("POLYGLOT_CACHE_DIR", Path.home() / ".cache" / "polyglot-harness"))
-DEFAULT_BASE_IMAGE = os.environ.get("POLYGLOT_BASE_IMAGE", "debian:bookworm-slim")
 DEBIAN_MIRROR = os.environ.get("POLYGLOT_DEBIAN_MIRROR", "http://deb.debian.org/debian")
-CA_BUNDLE_ENV = "POLYGLOT_CA_BUNDLE"
-SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # Debian's ca-certificates bundle
 IMAGE_REPOSITORY = "polyglot-harness"
 BUILD_TIMEOUT_S = 3600
 
 Log = Callable[[str], None]
-
-
-class ImageError(RuntimeError):
-    """An image could not be found, pulled or built."""
-
-
-@dataclass(frozen=True)
-class ImageSettings:
-    base_image: str = DEFAULT_BASE_IMAGE
-    ca_bundle: Path | None = None  # PEM file installed into every image's trust store
-
-    @staticmethod
-    def from_env(base_image: str | None = None, ca_bundle: str | None = None) -> "ImageSettings":
-        """`ca_bundle` (else $POLYGLOT_CA_BUNDLE): a PEM path, "none", or "auto" (the default:
-        the host's system bundle when it exists, so TLS-intercepting proxies work)."""
-        choice = ca_bundle if ca_bundle is not None else os.environ.get(CA_BUNDLE_ENV, "auto")
-        if choice in ("", "none"):
-            bundle = None
-        elif choice == "auto":
-            bundle = SYSTEM_CA_BUNDLE if Path(SYSTEM_CA_BUNDLE).is_file() else None
-        elif Path(choice).is_file():
-            bundle = choice
-        else:
-            raise ImageError(f"CA bundle {choice} is not a file (give a PEM path, 'auto' or 'none')")
-        return ImageSettings(base_image=base_image or DEFAULT_BASE_IMAGE, ca_bundle=Path(bundle) if bundle else None)
-
-
-@dataclass(frozen=True)
-class ImageResult:
-    name: str
-    tag: str
-    built: bool
-    seconds: float
-    log_path: Path | None
 
 
 def docker_client(timeout: int = 120) -> docker.DockerClient:
@@ -278,3 +245,47 @@ def _log_path(stem: str) -> Path:
 def _first_line(error: object) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+# --- agent layers (the agent prepared by utils/agent_image.py over a language image) --------------
+
+AGENT_DOCKERFILE = f"""\
+ARG LANGUAGE_IMAGE
+FROM ${{LANGUAGE_IMAGE}}
+# Requirements first, in their own layer: unchanged requirements cost no pip install.
+COPY agent/requirements.txt /opt/agent-requirements.txt
+RUN python3 -m venv --system-site-packages /opt/agent-venv \\
+    && /opt/agent-venv/bin/pip install --no-cache-dir -r /opt/agent-requirements.txt
+ENV PATH=/opt/agent-venv/bin:$PATH
+# The agent runs as the images' unprivileged user and writes its outputs next to itself.
+COPY --chown={RUNNER_UID}:{RUNNER_UID} agent/ {AGENT_DIR_IN_CONTAINER}/
+"""
+
+
+def ensure_agent_image(client: docker.DockerClient, agent: PreparedAgent, language: str,
+                       language_image: str, workdir: Path, log=print) -> ImageResult:
+    assert agent.tree is not None
+    recipe = workdir / f"agent-recipe-{language}"
+    if not recipe.exists():
+        recipe.mkdir(parents=True)
+        (recipe / "Dockerfile").write_text(AGENT_DOCKERFILE)
+        shutil.copytree(agent.tree, recipe / "agent")
+    return ensure_recipe_image(client, f"agent-{language}", recipe, language_image, "LANGUAGE_IMAGE", None, log)
+
+
+def prune_agent_images(client: docker.DockerClient, keep: set[str] = frozenset(), log=print) -> int:
+    """Remove agent layers (every generation of a self-improving loop leaves one per
+    language) except the tags in `keep` and those a container still uses."""
+    in_use = {container.attrs.get("Image") for container in client.containers.list(all=True, ignore_removed=True)}
+    removed = 0
+    for image in client.images.list(filters={"label": "polyglot-harness.recipe"}):
+        for tag in image.tags:
+            if not tag.startswith(f"{IMAGE_REPOSITORY}/agent-") or tag in keep or image.id in in_use:
+                continue
+            try:
+                client.images.remove(tag)
+                removed += 1
+            except docker.errors.APIError as error:
+                log(f"could not remove {tag}: {error}")
+    return removed
+

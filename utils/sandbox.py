@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 if TYPE_CHECKING:
     from utils.agent_image import PreparedAgent
-    from utils.images import ImageSettings
+    from utils.image_settings import ImageResult, ImageSettings
     from utils.languages import LanguageSpec
 
 OUTPUT_CAP = 2 * 1024 * 1024
@@ -133,6 +133,9 @@ class SandboxProvider(Protocol):
                       workdir: Path, log: Log) -> ImageSet:
         """The language images, and the agent's image per language when an agent is given
         (a built-in agent runs in the language image)."""
+
+    def build_images(self, settings: "ImageSettings", languages: list[str] | None, log: Log) -> "list[ImageResult]":
+        """Every image the backend uses (all languages, or those named), built when missing."""
 
     def sandbox(self, spec: SandboxSpec, run_id: str, instance_id: str) -> Sandbox:
         """A sandbox of the run, not started yet."""
