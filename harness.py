@@ -10,6 +10,7 @@ Python API for loops: `harness(...)` (same settings as the CLI) and `report(...)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -112,7 +113,7 @@ class RunPlan:
     config: RunConfig
     instances: tuple[Instance, ...]
     agent: PreparedAgent
-    settings: dict[str, object]  # run_settings.json: what a resume must match
+    resume_key: "ResumeKey"  # run_settings.json: what a resume must match
     previous: dict[str, InstanceResult]  # finished verdicts reused
     predicted: dict[str, str] | None = None  # --predictions: instance id -> patch
 
@@ -197,9 +198,9 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
              else prepare_agent(config.agent, list(config.model_patch_paths), workdir))
     for warning in agent.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    settings = _run_settings(agent, config.dataset, config.test_timeout, config.agent_timeout, config.model)
-    previous = _selected(_check_resume(config.run_dir, settings, config.force), instances)
-    return RunPlan(config, tuple(instances), agent, settings, previous, predicted)
+    key = ResumeKey.of(agent, config.dataset, config.test_timeout, config.agent_timeout, config.model)
+    previous = _selected(_check_resume(config.run_dir, key, config.force), instances)
+    return RunPlan(config, tuple(instances), agent, key, previous, predicted)
 
 
 def provision(plan: RunPlan, workdir: Path) -> Provisioned:
@@ -230,7 +231,7 @@ def execute(plan: RunPlan, provisioned: Provisioned) -> tuple[dict[str, Instance
     """Every job run; (results, interrupted) with the reused results included."""
     run_dir = plan.config.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_json(run_dir / "run_settings.json", plan.settings)
+    write_json(run_dir / "run_settings.json", plan.resume_key.to_json())
     results = dict(plan.previous)
     interrupted = _execute(provisioned.provider, list(provisioned.jobs), results, max(1, plan.config.max_workers),
                            provisioned.run_id, plan.config.progress, len(plan.previous))
@@ -343,21 +344,38 @@ def _read_predictions(path: Path, instances: list[Instance]) -> dict[str, str]:
     return patches
 
 
-def _run_settings(agent: PreparedAgent, dataset: Path, test_timeout: int, agent_timeout: int, model) -> dict:
-    metadata = dataset / "polyglot_benchmark_metadata.json"
-    dataset_hash = hashlib.sha256(metadata.read_bytes()).hexdigest()[:16] if metadata.is_file() else ""
-    return {"agent": agent.name, "agent_hash": agent.agent_hash, "dataset_hash": dataset_hash,
-            "test_timeout": test_timeout, "agent_timeout": agent_timeout, "model": model}
+@dataclass(frozen=True)
+class ResumeKey:
+    """What results of a run directory were made with (run_settings.json): a resume must match
+    every field, or its verdicts would mix agents, datasets or timeouts."""
+    agent: str
+    agent_hash: str | None
+    dataset_hash: str
+    test_timeout: int
+    agent_timeout: int
+    model: str | None
+
+    @staticmethod
+    def of(agent: PreparedAgent, dataset: Path, test_timeout: int, agent_timeout: int,
+           model: str | None) -> "ResumeKey":
+        metadata = dataset / "polyglot_benchmark_metadata.json"
+        dataset_hash = hashlib.sha256(metadata.read_bytes()).hexdigest()[:16] if metadata.is_file() else ""
+        return ResumeKey(agent.name, agent.agent_hash, dataset_hash, test_timeout, agent_timeout, model)
+
+    def to_json(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+    def differing(self, saved: dict) -> list[str]:
+        return sorted(key for key, value in self.to_json().items() if saved.get(key) != value)
 
 
-def _check_resume(run_dir: Path, settings: dict, force: bool) -> dict[str, InstanceResult]:
+def _check_resume(run_dir: Path, key: ResumeKey, force: bool) -> dict[str, InstanceResult]:
     """Finished verdicts to reuse; refuses to mix runs whose settings differ."""
     if force or not run_dir.is_dir():
         return {}
     settings_path = run_dir / "run_settings.json"
     if settings_path.is_file():
-        before = json.loads(settings_path.read_text(encoding="utf-8"))
-        differing = sorted(key for key in settings if before.get(key) != settings[key])
+        differing = key.differing(json.loads(settings_path.read_text(encoding="utf-8")))
         if differing:
             raise HarnessError(f"{run_dir} holds results made with other settings ({', '.join(differing)} differ); "
                                f"use another --model_name_or_path or --force")
