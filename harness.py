@@ -92,6 +92,10 @@ class RunConfig:
     force: bool
     progress: bool
     backend: str
+    ray_address: str | None = None  # --backend ray: the cluster (default: $POLYGLOT_RAY_ADDRESS, else auto)
+
+    def provider_options(self) -> dict[str, str]:
+        return {"address": self.ray_address} if self.backend == "ray" and self.ray_address else {}
 
     @property
     def run_dir(self) -> Path:
@@ -152,6 +156,7 @@ def harness(
     force: bool = False,
     progress: bool = True,
     backend: str = "docker",
+    ray_address: str | None = None,
 ) -> RunOutcome:
     """Run (or resume) one evaluation; returns the results, the report and their paths."""
     config = RunConfig(
@@ -163,7 +168,7 @@ def harness(
         agent_timeout=agent_timeout, test_timeout=test_timeout,
         predictions=Path(predictions) if predictions else None, cpus=cpus, memory=memory, pids_limit=pids_limit,
         disk=disk, pass_env=tuple(pass_env) if pass_env is not None else None, agent_network=agent_network,
-        ca_bundle=ca_bundle, force=force, progress=progress, backend=backend)
+        ca_bundle=ca_bundle, force=force, progress=progress, backend=backend, ray_address=ray_address)
     check_config(config)
     with tempfile.TemporaryDirectory(prefix="polyglot-agent-") as workdir:
         plan = plan_run(config, Path(workdir))
@@ -207,7 +212,7 @@ def provision(plan: RunPlan, workdir: Path) -> Provisioned:
     """The backend ready, its images built or found, the run's network made, a job per
     instance still to run."""
     config = plan.config
-    provider = open_provider(config.backend)
+    provider = open_provider(config.backend, **config.provider_options())
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     provider.prepare(log)
     languages = sorted({instance.language for instance in plan.instances})
@@ -507,9 +512,9 @@ def _restore_signal_handlers(previous) -> None:
 
 
 def build_images_only(languages: list[str] | None, ca_bundle: str | None, base_image: str | None,
-                      backend: str = "docker") -> int:
+                      backend: str = "docker", ray_address: str | None = None) -> int:
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
-    provider = open_provider(backend)
+    provider = open_provider(backend, **({"address": ray_address} if backend == "ray" and ray_address else {}))
     provider.prepare(log)
     settings = ImageSettings.from_env(base_image=base_image, ca_bundle=ca_bundle)
     print(f"{'image':<12} {'tag':<44} {'status':<7} {'seconds':>8}")
@@ -560,6 +565,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "rebuilt on demand) and exit; language images stay")
     parser.add_argument("--no_progress", action="store_true")
     parser.add_argument("--backend", default="docker", help=f"where instances run: {' | '.join(sorted(BACKENDS))}")
+    parser.add_argument("--ray_address", default=None,
+                        help="--backend ray: the cluster, auto | HOST:PORT (default $POLYGLOT_RAY_ADDRESS, else auto)")
     return parser.parse_args(argv)
 
 
@@ -567,7 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         if args.build_images_only:
-            return build_images_only(args.languages, args.ca_bundle, args.base_image, args.backend)
+            return build_images_only(args.languages, args.ca_bundle, args.base_image, args.backend, args.ray_address)
         if args.prune_caches:
             provider = open_provider(args.backend)
             provider.prepare(lambda message: print(message, file=sys.stderr))
@@ -585,6 +592,7 @@ def main(argv: list[str] | None = None) -> int:
             test_timeout=args.test_timeout, predictions=args.predictions, cpus=args.cpus, memory=args.memory,
             pids_limit=args.pids_limit, disk=args.disk, pass_env=args.pass_env, agent_network=args.agent_network,
             ca_bundle=args.ca_bundle, force=args.force, progress=not args.no_progress, backend=args.backend,
+            ray_address=args.ray_address,
         )
     except (HarnessError, DatasetError, AgentPatchError, SandboxError) as error:
         print(f"error: {error}", file=sys.stderr)

@@ -157,14 +157,15 @@ class SandboxProvider(Protocol):
 
 # --- backends, chosen by name ------------------------------------------------------------------
 
-BACKENDS = {"docker": "utils.docker_backend"}
+BACKENDS = {"docker": "utils.docker_backend", "ray": "utils.ray_backend"}
 
 
-def open_provider(name: str = "docker") -> SandboxProvider:
-    """The provider of backend `name` (its module's `open_provider()`)."""
+def open_provider(name: str = "docker", **options: str) -> SandboxProvider:
+    """The provider of backend `name`: its module's `open_provider(**options)` (options the
+    backend takes, e.g. the Ray backend's `address`)."""
     if name not in BACKENDS:
         raise SandboxError(f"unknown sandbox backend {name!r} (known: {', '.join(sorted(BACKENDS))})")
-    return importlib.import_module(BACKENDS[name]).open_provider()
+    return importlib.import_module(BACKENDS[name]).open_provider(**options)
 
 
 # --- helpers every backend shares --------------------------------------------------------------
