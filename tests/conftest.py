@@ -127,6 +127,9 @@ def benchmark_checkout(tmp_path_factory) -> Path:
 def real_dataset(benchmark_checkout, tmp_path_factory, language_images) -> Path:
     from prepare_polyglot_dataset import prepare_dataset
 
+    reuse = os.environ.get("POLYGLOT_GATE_DATASET")  # a developer's already prepared copy (never in CI)
+    if reuse and not IN_CI and Path(reuse, "polyglot_benchmark_metadata.json").is_file():
+        return Path(reuse)
     output = tmp_path_factory.mktemp("real-dataset") / "polyglot"
     summary = prepare_dataset(benchmark_checkout, output, workers=GATE_WORKERS, record_expected=True,
                               log=lambda message: print(message, flush=True))

@@ -65,3 +65,27 @@ def test_the_suite_names_what_a_broken_backend_misses(broken, failing):
     _need_root()
     failures = run_conformance(_Leaky(broken), "host", "conform-broken", only=(failing,))
     assert len(failures) == 1 and failures[0].startswith(f"{failing}: ConformanceFailure"), failures
+
+
+def test_end_marker_is_stripped_and_its_absence_reported():
+    from utils.sandbox import strip_end_marker
+
+    assert strip_end_marker("out\n\nm-1\n", "m-1") == ("out\n", True)
+    assert strip_end_marker("out", "m-1") == ("out", False)
+    assert strip_end_marker("m-1\n", "m-1") == ("m-1\n", False)  # the marker is only ever the last line
+
+
+def test_a_harness_command_whose_output_arrived_cut_short_runs_again():
+    from utils.agent_run import exec_whole
+    from utils.sandbox import ExecResult
+
+    class Flaky:
+        calls = 0
+
+        def exec(self, command, timeout, workdir):
+            self.calls += 1
+            return ExecResult(0, "" if self.calls == 1 else "42\n", False, 0.1, complete=self.calls > 1)
+
+    box, said = Flaky(), []
+    assert exec_whole(box, "wc -c < f", 10, "/", said.append).output == "42\n"
+    assert box.calls == 2 and "incomplete" in said[0]

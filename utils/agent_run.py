@@ -22,7 +22,7 @@ from typing import Callable
 from utils.agent_image import AGENT_DIR_IN_CONTAINER, PreparedAgent
 from utils.dataset import Instance
 from utils.languages import LanguageSpec
-from utils.sandbox import CommandNotStarted, Limits, Sandbox, SandboxError, Sandboxes, SandboxSpec
+from utils.sandbox import CommandNotStarted, ExecResult, Limits, Sandbox, SandboxError, Sandboxes, SandboxSpec
 
 TESTBED = "/testbed"
 PATCH_FILE = f"{AGENT_DIR_IN_CONTAINER}/model_patch.diff"
@@ -174,10 +174,10 @@ def _collect_patch(box: Sandbox, instance: Instance, spec: LanguageSpec, written
                f"git diff --cached --binary --no-color {instance.base_commit} -- . {excludes} > {diff_file} && "
                f"wc -c < {diff_file}")
     log(f"$ {command}")
-    result = box.exec(command, 120, workdir=TESTBED)
+    result = exec_whole(box, command, 120, TESTBED, log)
     lines = result.output.strip().splitlines()
     if result.exit_code != 0 or not lines or not lines[-1].strip().isdigit():
-        log(f"harness diff failed (exit {result.exit_code}): {result.output[-500:]}")
+        log(f"harness diff failed (exit {result.exit_code}, {result.seconds:.2f}s): {result.output[-500:]!r}")
         return "", "harness", None
     if len(lines) > 1:
         log("\n".join(lines[:-1])[-2000:])
@@ -189,10 +189,22 @@ def _collect_patch(box: Sandbox, instance: Instance, spec: LanguageSpec, written
     return diff.decode("utf-8", errors="replace"), "harness", None
 
 
+def exec_whole(box: Sandbox, command: str, timeout: int, workdir: str, log: Callable[[str], None],
+               attempts: int = 3) -> ExecResult:
+    """An idempotent harness command, run again when its output stream arrived cut short
+    (ExecResult.complete): its output decides what is graded."""
+    for attempt in range(1, attempts + 1):
+        result = box.exec(command, timeout, workdir=workdir)
+        if result.complete or result.timed_out:
+            return result
+        log(f"the output of a harness command arrived incomplete (attempt {attempt}); running it again")
+    return result
+
+
 def file_sizes(box: Sandbox, paths: tuple[str, ...]) -> dict[str, int]:
     """Sizes of those of `paths` that are regular files in the container (one exec)."""
-    result = box.exec("stat -c '%s %n' " + " ".join(shlex.quote(path) for path in paths) + " 2>/dev/null", 30,
-                      workdir="/")
+    result = exec_whole(box, "stat -c '%s %n' " + " ".join(shlex.quote(path) for path in paths) + " 2>/dev/null", 30,
+                        "/", lambda message: None)
     sizes = {}
     for line in result.output.splitlines():
         size, _, path = line.partition(" ")

@@ -48,6 +48,7 @@ def check_exec_returns_exit_code_and_output(provider: SandboxProvider, image: st
     _expect(result.exit_code == 3, f"exit code 3 expected, got {result.exit_code}")
     _expect("out" in result.output and "err" in result.output, f"stdout and stderr expected: {result.output!r}")
     _expect(not result.timed_out and not result.truncated, "a quick command is neither timed out nor truncated")
+    _expect(result.complete, "the whole output arrived, so `complete` must be true")
 
 
 def check_timeout_kills_the_whole_process_tree(provider: SandboxProvider, image: str, run_id: str) -> None:

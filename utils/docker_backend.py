@@ -28,7 +28,8 @@ import docker.errors
 import requests.exceptions
 
 from utils.sandbox import (KILL_GRACE_S, SHARED_CACHE_PREFIX, CappedOutput, CommandNotStarted, ExecResult, ImageSet,
-                           Log, SandboxError, SandboxSpec, files_from_tar, sandbox_name, tar_directory)
+                           Log, SandboxError, SandboxSpec, files_from_tar, sandbox_name, strip_end_marker,
+                           tar_directory)
 
 # What talking to the engine raises when it fails or goes away mid-call (a restart, a crash):
 # the SDK's own errors, and the HTTP layer's below it.
@@ -109,7 +110,11 @@ class DockerSandbox:
 
     def _exec(self, command: str, timeout: int, workdir: str, environment: dict[str, str] | None,
               guard_disk: bool) -> ExecResult:
-        wrapped = ["timeout", "-k", str(KILL_GRACE_S), str(timeout), "sh", "-c", command]
+        # The outer shell (outside the command's process group, so a timeout spares it) ends
+        # the output with a marker nobody else knows: without it the stream was cut short.
+        marker = f"polyglot-end-{secrets.token_hex(8)}"
+        wrapped = ["sh", "-c", f'timeout -k {KILL_GRACE_S} {timeout} sh -c "$1"; code=$?; '
+                               f'printf "\\n{marker}\\n"; exit $code', "sh", command]
         api = self.client.api
         started = time.monotonic()
         try:
@@ -134,7 +139,8 @@ class DockerSandbox:
         seconds = time.monotonic() - started
         exceeded = disk_guard is not None and disk_guard.exceeded
         timed_out = exit_code in (124, 137) and seconds >= timeout - 0.5 and not exceeded
-        return ExecResult(exit_code, collector.text(), timed_out, seconds, collector.truncated, exceeded)
+        output, complete = strip_end_marker(collector.text(), marker)
+        return ExecResult(exit_code, output, timed_out, seconds, collector.truncated, exceeded, complete)
 
     def running(self) -> bool:
         try:

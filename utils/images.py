@@ -113,6 +113,19 @@ def recipe_hash(recipe_dir: Path, parent_image_id: str, extra_files: dict[str, b
     return digest.hexdigest()[:16]
 
 
+def parent_identity(client: docker.DockerClient, parent_tag: str) -> str:
+    """What a recipe image's tag hashes of its parent: a parent built from our recipes by its
+    tag (itself a content hash of the recipe chain down to the base), so every engine that
+    builds the same recipes over the same base gets the same tags even though builds are not
+    bit-reproducible; any other parent (the base) by its image id."""
+    if parent_tag.startswith(f"{IMAGE_REPOSITORY}/"):
+        return parent_tag
+    try:
+        return client.images.get(parent_tag).id
+    except docker.errors.ImageNotFound as error:
+        raise ImageError(f"the parent image {parent_tag} is missing") from error
+
+
 def ensure_recipe_image(
     client: docker.DockerClient,
     name: str,
@@ -125,8 +138,7 @@ def ensure_recipe_image(
     """Build `recipe_dir` FROM `parent_tag` (passed as build-arg `parent_arg`) unless cached."""
     started = time.monotonic()
     extra_files = extra_files or {}
-    parent_id = client.images.get(parent_tag).id
-    tag = f"{IMAGE_REPOSITORY}/{name}:{recipe_hash(recipe_dir, parent_id, extra_files)}"
+    tag = f"{IMAGE_REPOSITORY}/{name}:{recipe_hash(recipe_dir, parent_identity(client, parent_tag), extra_files)}"
     if _image_exists(client, tag):
         return ImageResult(name, tag, False, time.monotonic() - started, None)
     with _build_lock(tag):

@@ -12,7 +12,8 @@ Contract of a sandbox (each backend keeps it; the conformance suite checks it)
 - `exec(command, timeout)` runs `sh -c command` in `workdir` and returns `ExecResult`. Past
   `timeout` seconds the command's whole process tree dies (TERM, then KILL after
   KILL_GRACE_S). Output (stdout+stderr interleaved) is capped at OUTPUT_CAP bytes, head and
-  tail kept, with a visible marker where the middle was dropped. With `guard_disk`, a run
+  tail kept, with a visible marker where the middle was dropped; `complete` says whether the
+  whole stream arrived (callers of idempotent commands retry when it did not). With `guard_disk`, a run
   that writes more than `limits.disk` bytes is stopped (`disk_exceeded`).
 - `kill_all_processes()` ends every process, files intact; exec still works afterwards.
   `stop()` ends every process for good; files can still be copied out.
@@ -73,6 +74,9 @@ class ExecResult:
     seconds: float
     truncated: bool = False
     disk_exceeded: bool = False  # the sandbox outgrew Limits.disk: its processes were killed
+    # The whole output arrived (the backend saw the command's end in the stream). False when
+    # the stream was cut short, or the sandbox's processes were killed before the end.
+    complete: bool = True
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,14 @@ class CappedOutput:
     def text(self) -> str:
         marker = f"\n[... {self.dropped} bytes of output dropped ...]\n".encode() if self.dropped else b""
         return (bytes(self.head) + marker + bytes(self.tail)).decode("utf-8", errors="replace")
+
+
+def strip_end_marker(output: str, marker: str) -> tuple[str, bool]:
+    """(output without the trailing end marker line, whether the marker was there)."""
+    suffix = f"\n{marker}\n"
+    if output.endswith(suffix):
+        return output[:-len(suffix)], True
+    return output, False
 
 
 def sandbox_name(run_id: str, instance_id: str, role: str, suffix: str) -> str:

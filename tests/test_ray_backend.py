@@ -1,0 +1,188 @@
+"""The Ray backend: two Ray nodes on this machine, each beside its own Docker engine (the
+first engine and a second dockerd the test starts and stops). Instances land on both engines
+with identical image tags, verdicts equal the Docker backend's, a node lost mid-run ends its
+instances `incomplete` and a resume (with the node back) completes them, and nothing is left
+on either engine. Plus Ray-only checks of the provider on a two-node local cluster."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import docker
+import pytest
+
+import ray  # run_tests.sh installs requirements-ray.txt: a missing Ray fails, never skips
+from ray.cluster_utils import Cluster  # noqa: E402
+
+from harness import harness  # noqa: E402
+from tests import second_engine  # noqa: E402
+from utils.docker_backend import LABEL_ROLE, LABEL_RUN  # noqa: E402
+from utils.ray_backend import RESOURCE, RayProvider, _get  # noqa: E402
+from utils.sandbox import SandboxError  # noqa: E402
+from utils.dataset import load_dataset  # noqa: E402
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+WRITER = PROJECT_ROOT / "tests" / "fixtures" / "agents" / "writer"
+SLOTS = 4
+
+
+# --- Ray alone (no engine) ------------------------------------------------------------------
+
+@pytest.fixture
+def bare_cluster():
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+def test_provider_uses_only_nodes_that_offer_docker_slots(bare_cluster):
+    bare_cluster.add_node(num_cpus=1, resources={RESOURCE: 3})
+    ray.init(address=bare_cluster.address, log_to_driver=False)
+    nodes = RayProvider(bare_cluster.address).nodes()
+    assert len(nodes) == 1 and len(ray.nodes()) == 2
+
+
+def test_a_cluster_without_docker_slots_is_refused_with_one_line(bare_cluster):
+    with pytest.raises(SandboxError, match=f"no live Ray node offers the {RESOURCE} resource"):
+        RayProvider(bare_cluster.address).prepare(log=lambda message: None)
+
+
+def test_a_lost_worker_is_a_sandbox_error_not_a_ray_retry(bare_cluster):
+    ray.init(address=bare_cluster.address, log_to_driver=False)
+
+    @ray.remote(max_restarts=0, max_task_retries=0, num_cpus=0)
+    class Sleeper:
+        def pid(self) -> int:
+            import os
+            return os.getpid()
+
+        def sleep(self) -> None:
+            time.sleep(60)
+
+    actor = Sleeper.remote()
+    ray.get(actor.pid.remote())
+    pending = actor.sleep.remote()
+    ray.kill(actor, no_restart=True)
+    with pytest.raises(SandboxError, match="the Ray node or worker was lost"):
+        _get(pending, "sleeping", timeout=30)
+
+
+# --- two nodes, two engines ----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def engine_b():
+    process = second_engine.start()
+    client = docker.DockerClient(base_url=second_engine.HOST, timeout=120)
+    yield client
+    for container in client.containers.list(all=True, filters={"label": LABEL_RUN}):
+        container.remove(force=True)
+    client.close()
+    second_engine.stop(process)
+
+
+@pytest.fixture(scope="module")
+def two_nodes(engine_b, docker_client):
+    cluster = Cluster(initialize_head=True,
+                      head_node_args={"num_cpus": 1, "include_dashboard": False, "resources": {RESOURCE: SLOTS}})
+    node_b = cluster.add_node(num_cpus=1, resources={RESOURCE: SLOTS},
+                              env_vars={"DOCKER_HOST": second_engine.HOST})
+    yield cluster, node_b
+    ray.shutdown()
+    cluster.shutdown()
+
+
+def python_ids(dataset: Path, count: int | None = None) -> list[str]:
+    ids = sorted(instance.instance_id for instance in load_dataset(dataset) if instance.language == "python")
+    return ids[:count] if count else ids
+
+
+def created(client, since: float) -> dict[str, set[str]]:
+    """role -> instance ids of the harness containers created on that engine since `since`."""
+    events = client.events(since=int(since), until=int(time.time()) + 1, decode=True,
+                           filters={"type": "container", "event": "create", "label": LABEL_ROLE})
+    found: dict[str, set[str]] = {}
+    for event in events:
+        labels = event.get("Actor", {}).get("Attributes", {})
+        found.setdefault(labels.get(LABEL_ROLE, "?"), set()).add(labels.get("polyglot-harness.instance_id", "?"))
+    return found
+
+
+def leftovers(client) -> list[str]:
+    return [container.name for container in client.containers.list(all=True, filters={"label": LABEL_RUN})]
+
+
+@pytest.mark.docker
+def test_two_nodes_grade_with_identical_tags_and_the_docker_backends_verdicts(
+        two_nodes, engine_b, docker_client, real_dataset, tmp_path):
+    cluster, _ = two_nodes
+    ids = python_ids(real_dataset)
+    local = harness(dataset=real_dataset, instance_ids=ids, agent="oracle", output_dir=tmp_path / "local",
+                    model_name_or_path="local", progress=False, max_workers=2)
+    started = time.time()
+    remote = harness(dataset=real_dataset, instance_ids=ids, agent="oracle", output_dir=tmp_path / "ray",
+                     model_name_or_path="ray", progress=False, max_workers=4, backend="ray",
+                     ray_address=cluster.address)
+
+    def verdicts(outcome):
+        return {i: (r.eval_result, r.reason, tuple(sorted(r.test_names))) for i, r in outcome.results.items()}
+
+    assert verdicts(remote) == verdicts(local)
+    assert remote.report["resolved_instances"] == len(ids) == 34
+    graded_a = created(docker_client, started).get("grading", set())
+    graded_b = created(engine_b, started).get("grading", set())
+    assert graded_a and graded_b, f"grading landed on one engine only: a={len(graded_a)} b={len(graded_b)}"
+    assert graded_a | graded_b >= set(ids)
+    tags_a = {tag for image in docker_client.images.list() for tag in image.tags}
+    tags_b = {tag for image in engine_b.images.list() for tag in image.tags}
+    assert remote.images.grading["python"] in tags_a & tags_b, "both nodes graded with the same python tag"
+    assert docker_client.images.get("debian:bookworm-slim").id == engine_b.images.get("debian:bookworm-slim").id
+    assert leftovers(docker_client) == [] and leftovers(engine_b) == []
+
+
+@pytest.mark.docker
+def test_a_node_lost_mid_run_leaves_its_instances_incomplete_and_resume_completes_them(
+        two_nodes, engine_b, docker_client, real_dataset, tmp_path, monkeypatch):
+    cluster, node_b = two_nodes
+    instances = {instance.instance_id: instance for instance in load_dataset(real_dataset)}
+    ids = python_ids(real_dataset, 8)
+    plan = {instance_id: {"sleep": 20, "files": {
+        path.relative_to(instances[instance_id].reference_dir).as_posix(): path.read_text()
+        for path in instances[instance_id].reference_dir.rglob("*") if path.is_file()}} for instance_id in ids}
+    settings = dict(dataset=real_dataset, instance_ids=ids, agent=str(WRITER), model_name_or_path="faults",
+                    output_dir=tmp_path, progress=False, max_workers=4, backend="ray", ray_address=cluster.address,
+                    pass_env=["TEST_AGENT_PLAN"])
+    monkeypatch.setenv("TEST_AGENT_PLAN", json.dumps(plan))
+    outcome: dict = {}
+    runner = threading.Thread(target=lambda: outcome.update(first=harness(**settings)))
+    runner.start()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        agents_b = [c for c in engine_b.containers.list(filters={"label": f"{LABEL_ROLE}=agent"})
+                    if c.labels.get("polyglot-harness.instance_id") in ids]
+        if agents_b:
+            break
+        time.sleep(0.5)
+    assert agents_b, "no agent ran on node b"
+    time.sleep(3)  # the agents on node b are mid-run (they sleep 20 s)
+    cluster.remove_node(node_b)
+    runner.join(timeout=600)
+    first = outcome["first"]
+    buckets = {i: (r.eval_result, r.reason) for i, r in first.results.items()}
+    lost = {i for i, (bucket, _) in buckets.items() if bucket == "incomplete"}
+    assert lost, f"no instance was lost with node b: {buckets}"
+    assert {buckets[i][1] for i in lost} <= {"agent_interrupted", "grading_infrastructure_failed"}
+    assert all(buckets[i] == ("resolved", "tests_passed") for i in set(ids) - lost), buckets
+    assert leftovers(docker_client) == []
+    assert leftovers(engine_b), "the lost node's containers are still there (reaped when it comes back)"
+    # The node comes back on the same engine; the resume reaps what the lost node left and
+    # re-runs exactly the incomplete instances.
+    cluster.add_node(num_cpus=1, resources={RESOURCE: SLOTS}, env_vars={"DOCKER_HOST": second_engine.HOST})
+    before = {i: (Path(tmp_path) / "faults_0" / f"{i}.json").stat().st_mtime for i in set(ids) - lost}
+    second = harness(**settings)
+    assert {i: r.eval_result for i, r in second.results.items()} == {i: "resolved" for i in ids}
+    assert {i: (Path(tmp_path) / "faults_0" / f"{i}.json").stat().st_mtime for i in set(ids) - lost} == before
+    assert leftovers(docker_client) == [] and leftovers(engine_b) == []
