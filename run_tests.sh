@@ -3,7 +3,8 @@
 # only if none answers, and then stopped again at the end), the six images, and pytest.
 set -eu
 cd "$(dirname "$0")"
-python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt
+python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt \
+    -r requirements-ray.txt  # the Ray backend is an optional extra for users; its tests always run
 started_engine=0
 if ! python3 -m utils.engine status > /dev/null 2>&1; then
   ./docker/ensure_engine.sh start

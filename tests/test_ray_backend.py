@@ -100,15 +100,29 @@ def python_ids(dataset: Path, count: int | None = None) -> list[str]:
     return ids[:count] if count else ids
 
 
-def created(client, since: float) -> dict[str, set[str]]:
-    """role -> instance ids of the harness containers created on that engine since `since`."""
+def created(client, since: float) -> dict[str, int]:
+    """role -> how many harness containers were created on that engine since `since`, as far
+    as the engine remembers (it keeps its last 256 events: a lower bound)."""
     events = client.events(since=int(since), until=int(time.time()) + 1, decode=True,
                            filters={"type": "container", "event": "create", "label": LABEL_ROLE})
-    found: dict[str, set[str]] = {}
+    found: dict[str, int] = {}
     for event in events:
-        labels = event.get("Actor", {}).get("Attributes", {})
-        found.setdefault(labels.get(LABEL_ROLE, "?"), set()).add(labels.get("polyglot-harness.instance_id", "?"))
+        role = event.get("Actor", {}).get("Attributes", {}).get(LABEL_ROLE, "?")
+        found[role] = found.get(role, 0) + 1
     return found
+
+
+def agents_running(client) -> list:
+    """Agent containers whose agent process runs (pool spares idle until they serve one)."""
+    running = []
+    for container in client.containers.list(filters={"label": f"{LABEL_ROLE}=agent"}):
+        try:
+            processes = container.top().get("Processes") or []
+        except docker.errors.APIError:
+            continue
+        if any("run_task_agent" in " ".join(process) for process in processes):
+            running.append(container)
+    return running
 
 
 def leftovers(client) -> list[str]:
@@ -132,10 +146,10 @@ def test_two_nodes_grade_with_identical_tags_and_the_docker_backends_verdicts(
 
     assert verdicts(remote) == verdicts(local)
     assert remote.report["resolved_instances"] == len(ids) == 34
-    graded_a = created(docker_client, started).get("grading", set())
-    graded_b = created(engine_b, started).get("grading", set())
-    assert graded_a and graded_b, f"grading landed on one engine only: a={len(graded_a)} b={len(graded_b)}"
-    assert graded_a | graded_b >= set(ids)
+    graded_a = created(docker_client, started).get("grading", 0)
+    graded_b = created(engine_b, started).get("grading", 0)
+    assert graded_a and graded_b, f"grading landed on one engine only: a={graded_a} b={graded_b}"
+    print(f"grading containers: engine a {graded_a}, engine b {graded_b}")
     tags_a = {tag for image in docker_client.images.list() for tag in image.tags}
     tags_b = {tag for image in engine_b.images.list() for tag in image.tags}
     assert remote.images.grading["python"] in tags_a & tags_b, "both nodes graded with the same python tag"
@@ -161,8 +175,7 @@ def test_a_node_lost_mid_run_leaves_its_instances_incomplete_and_resume_complete
     runner.start()
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        agents_b = [c for c in engine_b.containers.list(filters={"label": f"{LABEL_ROLE}=agent"})
-                    if c.labels.get("polyglot-harness.instance_id") in ids]
+        agents_b = agents_running(engine_b)
         if agents_b:
             break
         time.sleep(0.5)
