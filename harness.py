@@ -3,6 +3,7 @@
     python harness.py --subset small --max_workers 5
     python harness.py --dataset datasets/polyglot --subset samples --agent oracle
     python harness.py --build_images_only
+    python harness.py --stages small:0.4,medium --model gpt-4o-mini   # staged (utils/stages.py)
 
 Python API for loops: `harness(...)` (same settings as the CLI) and `report(...)` (report.py).
 """
@@ -25,12 +26,14 @@ import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from tqdm import tqdm
 
 from utils.agent_image import AgentPatchError, PreparedAgent, prepare_agent
 from utils.agent_run import AgentRunSettings, agent_sandbox_spec
-from utils.dataset import DEFAULT_DATASET_DIR, DatasetError, Instance, load_dataset, select_instances
+from utils.dataset import (DEFAULT_DATASET_DIR, SUBSETS_DIR, DatasetError, Instance, available_subsets, load_dataset,
+                           select_instances)
 from utils.build_cache import prune_caches
 from utils.grading import grading_sandbox_spec
 from utils.image_settings import ImageSettings
@@ -38,6 +41,8 @@ from utils.languages import LANGUAGES
 from utils.outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
 from utils.results import InstanceResult, build_run_report, load_instance_results, write_atomic, write_json
 from utils.run_instance import InstanceJob, RunCancelled, run_instance
+from utils.stages import (Stage, StageError, StageResult, check_stages, ended_because, judge_stage,
+                          parse_stages, staged_report_json)
 from utils.sandbox import BACKENDS, ImageSet, Limits, SandboxError, Sandboxes, SandboxProvider, open_provider
 
 PROJECT_ROOT = Path(__file__).resolve().parent
@@ -63,6 +68,10 @@ class RunOutcome:
     report: dict
     interrupted: bool = False
     images: ImageSet = ImageSet({}, {})
+    # A staged run (utils/stages.py): each stage run, the last one's subset, and why the run ended there.
+    stages: tuple[StageResult, ...] = ()
+    ended_at_stage: str | None = None
+    ended_because: str | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,7 @@ class RunConfig:
     progress: bool
     backend: str
     ray_address: str | None = None  # --backend ray: the cluster (default: $POLYGLOT_RAY_ADDRESS, else auto)
+    stages: tuple[Stage, ...] | None = None  # staged evaluation (utils/stages.py); None: one plain run
 
     def provider_options(self) -> dict[str, str]:
         return {"address": self.ray_address} if self.backend == "ray" and self.ray_address else {}
@@ -157,8 +167,15 @@ def harness(
     progress: bool = True,
     backend: str = "docker",
     ray_address: str | None = None,
+    stages: str | Sequence[Stage] | None = None,
 ) -> RunOutcome:
-    """Run (or resume) one evaluation; returns the results, the report and their paths."""
+    """Run (or resume) one evaluation; returns the results, the report and their paths.
+
+    `stages` ("small:0.4,medium" or a list of Stage) runs a staged evaluation instead of one
+    selection (it excludes subset, instance_ids, num_samples and predictions): stage k runs the
+    instances of stages 1..k and the run goes on only while the accuracy over those instances
+    reaches the stage's threshold (utils/stages.py defines it); RunOutcome.stages,
+    ended_at_stage and ended_because say where and why it ended."""
     config = RunConfig(
         subsets=(subset,) if isinstance(subset, str) else tuple(subset or ()), num_samples=num_samples,
         max_workers=max_workers, name=model_name_or_path or time.strftime("%Y%m%d_%H%M%S"),
@@ -168,10 +185,17 @@ def harness(
         agent_timeout=agent_timeout, test_timeout=test_timeout,
         predictions=Path(predictions) if predictions else None, cpus=cpus, memory=memory, pids_limit=pids_limit,
         disk=disk, pass_env=tuple(pass_env) if pass_env is not None else None, agent_network=agent_network,
-        ca_bundle=ca_bundle, force=force, progress=progress, backend=backend, ray_address=ray_address)
+        ca_bundle=ca_bundle, force=force, progress=progress, backend=backend, ray_address=ray_address,
+        stages=_stages_of(stages))
     check_config(config)
+    return _run_stages(config) if config.stages is not None else _run(config)
+
+
+def _run(config: RunConfig, earlier: dict[str, InstanceResult] | None = None) -> RunOutcome:
+    """plan -> provision -> execute -> report; the `earlier` verdicts (an earlier stage's) are
+    reused like a resume's, whatever their bucket."""
     with tempfile.TemporaryDirectory(prefix="polyglot-agent-") as workdir:
-        plan = plan_run(config, Path(workdir))
+        plan = _reusing(plan_run(config, Path(workdir)), earlier or {})
         provisioned = provision(plan, Path(workdir))
         try:
             results, interrupted = execute(plan, provisioned)
@@ -180,7 +204,62 @@ def harness(
     return write_report(plan, results, interrupted, provisioned.images)
 
 
+def _reusing(plan: RunPlan, earlier: dict[str, InstanceResult]) -> RunPlan:
+    return dataclasses.replace(plan, previous={**plan.previous, **_selected(earlier, list(plan.instances))})
+
+
+def _run_stages(config: RunConfig) -> RunOutcome:
+    """Stage after stage in one run directory, each over the instances of the stages so far,
+    reusing every verdict of the earlier ones; stops after the first stage below its threshold."""
+    judged: list[StageResult] = []
+    results: dict[str, InstanceResult] = {}
+    for number, stage in enumerate(config.stages, 1):
+        subsets = tuple(earlier.subset for earlier in config.stages[:number])
+        outcome = _run(dataclasses.replace(config, subsets=subsets, stages=None), results)
+        results = outcome.results
+        judged.append(judge_stage(stage, outcome.report["total_instances"], outcome.report["resolved_instances"]))
+        reason = ended_because(judged[-1], number == len(config.stages), outcome.interrupted)
+        if reason is not None:
+            break
+    return _staged_outcome(outcome, tuple(judged), reason)
+
+
+def _staged_outcome(outcome: RunOutcome, judged: tuple[StageResult, ...], reason: str) -> RunOutcome:
+    """The last stage's outcome, its report (rewritten) saying which stage ended the run and why."""
+    report = {**outcome.report, **staged_report_json(judged, reason)}
+    write_json(outcome.report_path, report)
+    return dataclasses.replace(outcome, report=report, stages=judged, ended_at_stage=judged[-1].subset,
+                               ended_because=reason)
+
+
+def _stages_of(stages: str | Sequence[Stage] | None) -> tuple[Stage, ...] | None:
+    try:
+        parsed = parse_stages(stages) if isinstance(stages, str) else None if stages is None else tuple(stages)
+    except StageError as error:
+        raise HarnessError(str(error)) from None
+    if parsed is not None and not all(isinstance(stage, Stage) for stage in parsed):
+        raise HarnessError("stages must be a string such as 'small:0.4,medium' or a list of Stage")
+    return parsed
+
+
+def check_stage_settings(config: RunConfig) -> None:
+    """--stages names its own subsets: it excludes the other ways of selecting instances."""
+    if config.stages is None:
+        return
+    given = [name for name, is_given in (("--subset", bool(config.subsets)),
+                                         ("--instance_ids", config.instance_ids is not None),
+                                         ("--num_samples", config.num_samples != -1),
+                                         ("--predictions", config.predictions is not None)) if is_given]
+    if given:
+        raise HarnessError(f"--stages cannot be combined with {', '.join(given)}: each stage names its subset")
+    try:
+        check_stages(config.stages, available_subsets(SUBSETS_DIR))
+    except StageError as error:
+        raise HarnessError(str(error)) from None
+
+
 def check_config(config: RunConfig) -> None:
+    check_stage_settings(config)
     check_settings(max_workers=config.max_workers, agent_timeout=config.agent_timeout,
                    test_timeout=config.test_timeout, cpus=config.cpus, memory=config.memory,
                    pids_limit=config.pids_limit, agent_network=config.agent_network, disk=config.disk,
@@ -320,7 +399,7 @@ def _run_network(provider: SandboxProvider, run_id: str) -> str:
 
 def _select(dataset: Path, subsets, instance_ids, languages, num_samples) -> list[Instance]:
     instances = load_dataset(dataset)
-    selection = select_instances(instances, subsets or None, instance_ids, languages, num_samples)
+    selection = select_instances(instances, subsets or None, instance_ids, languages, num_samples, SUBSETS_DIR)
     if selection.duplicate_ids:
         print(f"note: {len(selection.duplicate_ids)} instance id(s) named more than once, counted once: "
               f"{', '.join(selection.duplicate_ids)}", file=sys.stderr)
@@ -532,6 +611,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--subset", action="append", default=None,
                         help="small | medium | full | samples | any subsets/NAME.json (repeatable or comma list)")
+    parser.add_argument("--stages", default=None,
+                        help="staged evaluation, e.g. small:0.4,medium: the next stage (with the earlier stages' "
+                             "instances) runs only if the accuracy so far reaches the threshold; excludes --subset, "
+                             "--instance_ids, --num_samples, --predictions")
     parser.add_argument("--num_samples", type=int, default=-1, help="first N selected instances (-1 = all)")
     parser.add_argument("--max_workers", type=int, default=5)
     parser.add_argument("--model_name_or_path", default=None, help="run name (default: a timestamp)")
@@ -582,7 +665,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         # Without --subset: the ids named by --instance_ids, or every instance a --predictions
         # file grades, or else HyperAgents' default, small.
-        default_subsets = [] if args.instance_ids else ["full"] if args.predictions else ["small"]
+        default_subsets = [] if args.instance_ids or args.stages is not None else ["full"] if args.predictions else ["small"]
         subsets = [name for value in (args.subset or default_subsets) for name in _comma_list(value)]
         outcome = harness(
             subset=subsets, num_samples=args.num_samples, max_workers=args.max_workers,
@@ -592,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
             test_timeout=args.test_timeout, predictions=args.predictions, cpus=args.cpus, memory=args.memory,
             pids_limit=args.pids_limit, disk=args.disk, pass_env=args.pass_env, agent_network=args.agent_network,
             ca_bundle=args.ca_bundle, force=args.force, progress=not args.no_progress, backend=args.backend,
-            ray_address=args.ray_address,
+            ray_address=args.ray_address, stages=args.stages,
         )
     except (HarnessError, DatasetError, AgentPatchError, SandboxError) as error:
         print(f"error: {error}", file=sys.stderr)
@@ -602,6 +685,11 @@ def main(argv: list[str] | None = None) -> int:
           f"({report['unresolved_instances']} unresolved, {report['empty_patch_instances']} empty_patch, "
           f"{len(report['incomplete_ids'])} incomplete, {len(report['error_ids'])} error"
           + (f", {len(report['unfinished_ids'])} unfinished" if report["unfinished_ids"] else "") + ")")
+    for stage in outcome.stages:
+        print(f"stage {stage.subset}: {stage.resolved}/{stage.instances} resolved (accuracy {stage.accuracy:.2f}, "
+              f"threshold {stage.threshold if stage.threshold is not None else 'none'})")
+    if outcome.stages:
+        print(f"ended at stage {outcome.ended_at_stage}: {outcome.ended_because}")
     print(f"results: {outcome.run_dir}\nreport:  {outcome.report_path}")
     if outcome.interrupted:
         return 130

@@ -374,6 +374,36 @@ def test_predictions_are_graded_without_an_agent(docker_client, sample_dataset, 
     assert sorted(roles) == ["grading", "grading"]  # python and go; no agent container at all
 
 
+def test_staged_run_goes_on_after_a_passed_stage_and_grades_each_instance_once(
+        sample_dataset, tmp_path, monkeypatch, no_leftover_containers):
+    import harness as harness_module
+
+    subsets = tmp_path / "subsets"
+    subsets.mkdir()
+    (subsets / "first.json").write_text(json.dumps([PYTHON]))
+    (subsets / "second.json").write_text(json.dumps([GO]))
+    monkeypatch.setattr(harness_module, "SUBSETS_DIR", subsets)
+    ran: list[str] = []
+    real_run_instance = harness_module.run_instance
+
+    def counted(sandboxes, job, stop, after_agent=lambda: None):
+        ran.append(job.instance.instance_id)
+        return real_run_instance(sandboxes, job, stop, after_agent=after_agent)
+
+    monkeypatch.setattr(harness_module, "run_instance", counted)
+
+    outcome = run(sample_dataset, tmp_path / "runs", agent="oracle", stages="first:1.0,second:0.5",
+                  model_name_or_path="staged")
+
+    assert sorted(ran) == sorted([PYTHON, GO]), "the first stage's instance is not graded again"
+    assert sorted(path.name for path in (tmp_path / "runs").iterdir()) == ["staged_0", "staged_0.0.json"]
+    report = json.loads(outcome.report_path.read_text())
+    assert [(stage["subset"], stage["instances"], stage["resolved"], stage["passed"]) for stage in report["stages"]] \
+        == [("first", 1, 1, True), ("second", 2, 2, True)]
+    assert (report["ended_at_stage"], report["ended_because"]) == ("second", "all stages run")
+    assert report["resolved_ids"] == sorted([PYTHON, GO])
+
+
 def test_resume_refuses_to_mix_agents_unless_forced(sample_dataset, tmp_path, no_leftover_containers):
     run(sample_dataset, tmp_path, agent="oracle", instance_ids=[PYTHON], model_name_or_path="mixed")
 

@@ -11,6 +11,8 @@ Layout of a run (HyperAgents-compatible):
     <output_dir>/<model_name_or_path>_0.0.json                  RunReport.run_report_json (below)
     <output_dir>/report.json                                    RunReport.score_json, over every run
                                                                  directory (report.py)
+A staged run (--stages) adds `stages`, `ended_at_stage` and `ended_because` to the run report:
+utils/stages.py documents them.
 Buckets and reasons: utils/outcomes.py.
 """
 
