@@ -1,6 +1,8 @@
-"""Score a harness output directory: accuracy, buckets, per-language table, reasons.
+"""Score a harness output directory: accuracy, buckets, per-language table, reasons, cost;
+or compare two runs.
 
-    python report.py --output_dir runs/ [--expected_num_tasks 225]
+    python report.py --output_dir runs/ [--expected_num_tasks 225] [--prices prices.json]
+    python report.py --compare runs/gen_1_0 runs/gen_2_0 [--prices prices.json] [--json FILE|-]
 
 Reads every instance result JSON under the output directory (each `<name>_0/` run dir),
 writes `<output_dir>/report.json` and prints a short table. An instance found in several
@@ -11,16 +13,27 @@ accuracy_score = resolved / expected_num_tasks when given, else / submitted inst
 (test-writing exercises); `stub_passes_ids` lists instances the untouched stub already
 resolves (refactoring exercises and build-only ones), and
 `accuracy_score_excluding_stub_passes` scores only the instances a no-op cannot resolve.
+`cost` (added after every other key) is utils.pricing.RunCost.to_json with a price table
+(`--prices`, utils/pricing.py), else null: agent_usage then holds the tokens only.
+
+`--compare RUN_A RUN_B` (utils/compare.py, which states how instance sets, datasets and
+incomplete instances are treated) prints B against A as a table, or with `--json FILE` writes
+the comparison's JSON to FILE too (`--json -`: prints the JSON instead of the table). It writes
+nothing else. Bad input (a missing run, runs of different datasets, a bad price table): one line
+on stderr, exit 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from utils.compare import CompareError, compare_runs, format_comparison
 from utils.outcomes import BUCKETS
+from utils.pricing import PriceTable, PriceTableError, load_price_table, run_cost
 from utils.results import LoadedResults, build_run_report, load_results, write_json
 
 
@@ -35,15 +48,17 @@ def collect_results(output_dir: Path) -> LoadedResults:
     return load_results(sorted(output_dir.glob("*/*.json")))
 
 
-def report(output_dir: str | Path, expected_num_tasks: int | None = None) -> dict[str, Any]:
-    """Write `<output_dir>/report.json` (utils.results.RunReport.score_json) and return it."""
+def report(output_dir: str | Path, expected_num_tasks: int | None = None,
+           prices: PriceTable | None = None) -> dict[str, Any]:
+    """Write `<output_dir>/report.json` (utils.results.RunReport.score_json, then `cost`) and return it."""
     output_dir = Path(output_dir)
     loaded = collect_results(output_dir)
     if expected_num_tasks is not None and expected_num_tasks <= 0:
         raise ReportError("--expected_num_tasks must be positive")
     run_report = build_run_report("", list(loaded.results), loaded.results, expected_num_tasks,
                                   loaded.in_several_files)
-    data = run_report.score_json()
+    cost = run_cost(loaded.results.values(), prices).to_json() if prices is not None else None
+    data = run_report.score_json() | {"cost": cost}
     write_json(output_dir / "report.json", data)
     return data
 
@@ -63,20 +78,68 @@ def format_table(data: dict[str, Any]) -> str:
         lines.append(f"audit: {len(data['resolved_with_suspicious_lines'])} resolved instance(s) have kept lines that "
                      f"look like verdict forging (see `suspicious` in their result): "
                      f"{', '.join(data['resolved_with_suspicious_lines'][:10])}")
+    if data["cost"] is not None:
+        lines.append(_cost_line(data["cost"]))
     if data["instances_in_several_result_files"]:
         lines.append(f"note: {len(data['instances_in_several_result_files'])} instance(s) found in several result "
                      f"files were counted once (latest file): {', '.join(data['instances_in_several_result_files'][:10])}")
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _cost_line(cost: dict[str, Any]) -> str:
+    per_language = ", ".join(f"{language} {usd:.4f}" for language, usd in cost["per_language_usd"].items())
+    line = f"cost_usd {cost['total_usd']:.4f} ({per_language})"
+    if cost["unpriced_ids"]:
+        line += (f"; {len(cost['unpriced_ids'])} instance(s) unpriced, left out (models not in the price table: "
+                 f"{', '.join(cost['unpriced_models']) or '(none named)'})")
+    return line
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--expected_num_tasks", type=int, default=None)
-    args = parser.parse_args(argv)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--output_dir", help="score every run directory under it; writes report.json there")
+    mode.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), help="compare run directory B with A")
+    parser.add_argument("--expected_num_tasks", type=int, default=None, help="with --output_dir: the denominator")
+    parser.add_argument("--prices", metavar="FILE",
+                        help='JSON {model: {"input": USD, "output": USD}} per million tokens')
+    parser.add_argument("--json", metavar="FILE", dest="json_path",
+                        help="with --compare: also write the comparison as JSON to FILE (-: print it instead)")
+    return parser.parse_args(argv)
+
+
+def _check_mode(args: argparse.Namespace) -> None:
+    if args.compare and args.expected_num_tasks is not None:
+        raise ReportError("--expected_num_tasks applies to --output_dir, not --compare")
+    if args.output_dir and args.json_path is not None:
+        raise ReportError("--json applies to --compare (--output_dir writes report.json)")
+
+
+def _run_compare(args: argparse.Namespace, prices: PriceTable | None) -> None:
+    comparison = compare_runs(args.compare[0], args.compare[1], prices)
+    if args.json_path == "-":
+        print(json.dumps(comparison.to_json(), indent=2))
+        return
+    if args.json_path is not None:
+        try:
+            write_json(Path(args.json_path), comparison.to_json())
+        except OSError as error:
+            raise ReportError(f"cannot write {args.json_path}: {error.strerror or error}") from None
+    print(format_comparison(comparison))
+    if args.json_path is not None:
+        print(f"comparison: {args.json_path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     try:
-        data = report(args.output_dir, args.expected_num_tasks)
-    except ReportError as error:
+        _check_mode(args)
+        prices = load_price_table(args.prices) if args.prices is not None else None
+        if args.compare:
+            _run_compare(args, prices)
+            return 0
+        data = report(args.output_dir, args.expected_num_tasks, prices)
+    except (ReportError, CompareError, PriceTableError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(format_table(data))

@@ -25,6 +25,7 @@ REPORT_JSON_KEYS = [
     "total_resolved_ids", "total_unresolved_ids", "total_emptypatch_ids", "total_incomplete_ids", "total_error_ids",
     "per_language", "reasons", "agent_usage", "instances_in_several_result_files", "resolved_with_suspicious_lines",
     "graded_by", "stub_passes_ids", "resolved_stub_passes", "accuracy_score_excluding_stub_passes",
+    "cost",  # added last: null without --prices (tests/test_compare.py)
 ]
 RUN_REPORT_KEYS = [
     "total_instances", "submitted_instances", "completed_instances", "resolved_instances", "unresolved_instances",
