@@ -1,5 +1,8 @@
 """A second Docker engine beside the first, for tests that need two (the Ray backend's two
-nodes): its own socket, data root, exec root, pidfile, bridge and address pool. Started and
+nodes): its own socket, data root, exec root, pidfile and bridge. No --default-address-pool:
+with one, dockerd 20.10 removes the interface named docker0 at start-up, which is the FIRST
+engine's bridge (its later builds then fail); without one, each engine picks subnets that do
+not overlap the host's routes. Started and
 stopped by the test; its data root stays (under the project's state directory) so a later
 session reuses its images, like the first engine's.
 """
@@ -22,7 +25,6 @@ SOCKET = RUNTIME / "docker.sock"
 HOST = f"unix://{SOCKET}"
 BRIDGE = "polyglot-br-b"
 BRIDGE_ADDRESS = "10.213.0.1/24"
-ADDRESS_POOL = "base=10.214.0.0/16,size=24"
 
 
 def _run(*command: str) -> subprocess.CompletedProcess:
@@ -56,17 +58,21 @@ def start() -> subprocess.Popen | None:
     if answers():
         return None
     _ensure_bridge()
+    first_bridge = _run("ip", "link", "show", "docker0").returncode == 0
     for path in (ROOT / "data", ROOT / "exec", RUNTIME):
         path.mkdir(parents=True, exist_ok=True)
     log = ROOT / "dockerd.log"
     with open(log, "ab") as log_file, open(os.devnull, "rb") as devnull:
         process = subprocess.Popen(
             ["dockerd", "--host", HOST, "--data-root", str(ROOT / "data"), "--exec-root", str(ROOT / "exec"),
-             "--pidfile", str(RUNTIME / "docker.pid"), "--bridge", BRIDGE, "--default-address-pool", ADDRESS_POOL],
+             "--pidfile", str(RUNTIME / "docker.pid"), "--bridge", BRIDGE],
             stdin=devnull, stdout=log_file, stderr=log_file, start_new_session=True, close_fds=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if answers():
+            if first_bridge and _run("ip", "link", "show", "docker0").returncode != 0:
+                stop(process)
+                raise RuntimeError("starting the second dockerd removed the first engine's docker0 bridge")
             return process
         if process.poll() is not None:
             break

@@ -344,8 +344,8 @@ def test_second_run_with_the_same_agent_builds_no_image(
 
     assert spy.builds == []
     assert second.images == first.images
-    assert second.images["agent:python"].startswith("polyglot-harness/agent-python:")
-    assert result_file(second, PYTHON)["agent_image"] == second.images["agent:python"]
+    assert second.images.agent["python"].startswith("polyglot-harness/agent-python:")
+    assert result_file(second, PYTHON)["agent_image"] == second.images.agent["python"]
     assert result_file(second, PYTHON)["eval_result"] == "resolved"
 
 
@@ -434,7 +434,7 @@ def test_agent_requirements_install_once_and_code_changes_reuse_the_pip_layer(
         again = run(sample_dataset, tmp_path / "runs", agent=str(agent), instance_ids=[PYTHON],
                     model_name_or_path="again", pass_env=[])
         built_tags += spy.tags()
-        assert spy.tags() == [first.images["agent:python"]]  # built once, then reused
+        assert spy.tags() == [first.images.agent["python"]]  # built once, then reused
         assert again.images == first.images
         assert result_file(first, PYTHON)["agent_usage"]["six"] == "1.16.0"
 
@@ -449,8 +449,8 @@ def test_agent_requirements_install_once_and_code_changes_reuse_the_pip_layer(
             except Exception:  # noqa: BLE001 - best-effort clean-up
                 pass
 
-    assert edited.images["agent:python"] != first.images["agent:python"]
-    assert spy.tags()[1:] == [edited.images["agent:python"]]
+    assert edited.images.agent["python"] != first.images.agent["python"]
+    assert spy.tags()[1:] == [edited.images.agent["python"]]
     tag, log_path, seconds = spy.builds[1]
     build_log = log_path.read_text()
     pip_step = build_log[build_log.index("RUN python3 -m venv"):]
