@@ -83,6 +83,8 @@ def start() -> subprocess.Popen | None:
 
 
 def stop(process: subprocess.Popen | None) -> None:
+    """Stop the engine `start` started, and remove its bridge interface (nothing left on the host
+    but its data root)."""
     if process is None or process.poll() is not None:
         return
     process.send_signal(signal.SIGTERM)
@@ -91,3 +93,4 @@ def stop(process: subprocess.Popen | None) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10)
+    _run("ip", "link", "delete", BRIDGE)
