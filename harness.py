@@ -105,7 +105,7 @@ class RunConfig:
     stages: tuple[Stage, ...] | None = None  # staged evaluation (utils/stages.py); None: one plain run
 
     def provider_options(self) -> dict[str, str]:
-        return {"address": self.ray_address} if self.backend == "ray" and self.ray_address else {}
+        return provider_options(self.backend, self.ray_address)
 
     @property
     def run_dir(self) -> Path:
@@ -119,6 +119,11 @@ class RunConfig:
         """The variables passed to the agent (those set on this machine)."""
         names = self.pass_env if self.pass_env is not None else DEFAULT_PASS_ENV
         return {key: os.environ[key] for key in names if key in os.environ}
+
+
+def provider_options(backend: str, ray_address: str | None) -> dict[str, str]:
+    """The options open_provider passes to the backend (the Ray backend's cluster address)."""
+    return {"address": ray_address} if backend == "ray" and ray_address else {}
 
 
 @dataclass(frozen=True)
@@ -593,7 +598,7 @@ def _restore_signal_handlers(previous) -> None:
 def build_images_only(languages: list[str] | None, ca_bundle: str | None, base_image: str | None,
                       backend: str = "docker", ray_address: str | None = None) -> int:
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
-    provider = open_provider(backend, **({"address": ray_address} if backend == "ray" and ray_address else {}))
+    provider = open_provider(backend, **provider_options(backend, ray_address))
     provider.prepare(log)
     settings = ImageSettings.from_env(base_image=base_image, ca_bundle=ca_bundle)
     print(f"{'image':<12} {'tag':<44} {'status':<7} {'seconds':>8}")

@@ -13,11 +13,13 @@ pipeline tests whose commands use relative paths, never for running an agent.
 from __future__ import annotations
 
 import ctypes
+import io
 import os
 import resource
 import shutil
 import signal
 import subprocess
+import tarfile
 import tempfile
 import threading
 import time
@@ -166,17 +168,11 @@ class FakeSandbox:
         return self.root / path.lstrip("/")
 
     def put_directory(self, source: Path, destination: str) -> None:
-        import io
-        import tarfile
-
         archive = tar_directory(source, prefix=destination.strip("/"), owner=self.spec.user)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(self.root, numeric_owner=True, filter="fully_trusted")
 
     def get_files(self, path: str, max_bytes: int = 32 * 1024 * 1024) -> dict[str, bytes]:
-        import io
-        import tarfile
-
         host = self._host_path(path)
         if not host.exists():
             return {}

@@ -208,6 +208,17 @@ def _node_build_images(settings: ImageSettings, languages: list[str] | None) -> 
 
 # --- on the driver ---------------------------------------------------------------------------
 
+_remote_actor = None
+
+
+def _actor_class():
+    """_SandboxActor as a Ray actor class, registered once per driver (not once per sandbox)."""
+    global _remote_actor
+    if _remote_actor is None:
+        _remote_actor = _ray().remote(_SandboxActor)
+    return _remote_actor
+
+
 class RaySandbox:
     """A sandbox on some node of the cluster (see the module docstring)."""
 
@@ -217,9 +228,7 @@ class RaySandbox:
         self.engine = ""  # the node's engine, once started
 
     def start(self) -> "RaySandbox":
-        ray = _ray()
-        actor_class = ray.remote(_SandboxActor)
-        self.actor = actor_class.options(num_cpus=0, resources={RESOURCE: 1}, max_restarts=0, max_task_retries=0,
+        self.actor = _actor_class().options(num_cpus=0, resources={RESOURCE: 1}, max_restarts=0, max_task_retries=0,
                                          max_concurrency=4, scheduling_strategy="SPREAD").remote(
             self.spec, self.run_id, self.instance_id)
         try:
