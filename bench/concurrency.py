@@ -13,7 +13,12 @@ ideal wall time is ceil(N / W) waves of `seconds`. What is measured around it:
   (a pre-started container is handed over at once);
 - the engine: every container create+start of the run (pre-starts included), the engine's
   own time for it (not the wait for a start slot, see docker_backend.START_CONCURRENCY), and
-  how many failed or took longer than SLOW_START_S.
+  how many failed or took longer than SLOW_START_S;
+- CPU: the machine's busy CPU-seconds during the run (/proc/stat: engine, harness and agents
+  together) per agent, and the harness process's own share of it. Sleeping costs no CPU, so
+  this is container life (start, copies, execs, removal), the agent's interpreter start and
+  the harness; on a machine with few cores it, not the engine's concurrency, bounds a wave of
+  many short agents.
 """
 
 from __future__ import annotations
@@ -87,6 +92,14 @@ def recording(log: StartLog) -> Iterator[None]:
         DockerSandbox._create_and_start, Sandboxes.start = engine_start, sandboxes_start
 
 
+def busy_cpu_seconds() -> float:
+    """CPU-seconds the whole machine has spent not idle since boot (Linux /proc/stat)."""
+    with open("/proc/stat", encoding="ascii") as handle:
+        fields = [int(value) for value in handle.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def sleep_run(dataset: Path, instance_ids: list[str], seconds: float, workers: int,
               output_dir: Path) -> dict[str, Any]:
     """One run of len(instance_ids) sleeping agents at `workers`; its figures."""
@@ -95,11 +108,12 @@ def sleep_run(dataset: Path, instance_ids: list[str], seconds: float, workers: i
     os.environ[SLEEP_ENV] = str(seconds)
     try:
         with recording(log):
-            began = time.monotonic()
+            began, cpu_before, own_before = time.monotonic(), busy_cpu_seconds(), time.process_time()
             outcome = harness(instance_ids=instance_ids, dataset=dataset, agent=str(SLEEP_AGENT_DIR),
                               max_workers=workers, output_dir=output_dir, model_name_or_path=f"sleep_{workers}",
                               pass_env=[SLEEP_ENV], force=True, progress=False)
-            wall = time.monotonic() - began
+            wall, cpu = time.monotonic() - began, busy_cpu_seconds() - cpu_before
+            own_cpu = time.process_time() - own_before
     finally:
         if previous is None:
             os.environ.pop(SLEEP_ENV, None)
@@ -117,6 +131,8 @@ def sleep_run(dataset: Path, instance_ids: list[str], seconds: float, workers: i
         "workers": workers, "instances": len(results), "agent_seconds": seconds,
         "wall_seconds": round(wall, 2), "ideal_seconds": ideal, "ratio": round(wall / ideal, 3),
         "set_up_seconds": round((log.first_wait_at or began) - began, 2),
+        "cpu_seconds": round(cpu, 2), "cpu_per_agent": round(cpu / len(results), 3),
+        "harness_cpu_per_agent": round(own_cpu / len(results), 3), "cores": os.cpu_count() or 1,
         "outside_agent": spread(outside),
         "agent_container_wait": spread(log.agent_waits),
         "engine_starts": {**spread(log.engine_starts), "failed": log.failed_starts,

@@ -72,6 +72,10 @@ SCHEMA_VERSION = 1
 
 TARGET_RATIO = 1.25
 TARGET_OVERHEAD_MEDIAN_S = 1.5
+# Issue 16: every language's harness seconds within 1.25 x its bare test seconds, and the whole
+# run within 0.7 x the bare run's wall.
+TARGET_LANGUAGE_RATIO = 1.25
+TARGET_WHOLE_RATIO = 0.7
 TARGET_AGENT_REBUILD_S = 5.0
 JAVA_NEAR_TIMEOUT_FRACTION = 0.5  # "near the timeout" = more than half of it
 SLOWEST = 5
@@ -222,7 +226,23 @@ def targets(data: dict[str, Any], test_timeout: int) -> list[dict[str, Any]]:
         target("max Java test seconds (harness/bare)", java_max,
                f"{max(java_harness, default=0):.1f} / {max(java_bare, default=0):.1f} s",
                f"<= {java_limit:g} of {test_timeout} s", java_max is not None and java_max <= java_limit),
-    ] + rows
+        target("harness / bare, wall (whole run)", ratio, f"{ratio}", f"<= {TARGET_WHOLE_RATIO}",
+               ratio is not None and ratio <= TARGET_WHOLE_RATIO),
+    ] + language_targets(data) + rows
+
+
+def language_targets(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per language: harness / bare seconds, and the floor the measured per-instance overhead
+    (null agent + no-op grading, median) sets on it: (bare + n x overhead) / bare."""
+    overhead = data["overhead"]["combined"]["median"] or 0.0
+    rows = []
+    for language, entry in data["harness"]["per_language"].items():
+        bare = data["bare"]["per_language"].get(language, {}).get("seconds")
+        ratio = entry.get("ratio")
+        floor = round((bare + entry["n"] * overhead) / bare, 2) if bare else None
+        rows.append(target(f"{language}: harness / bare", ratio, f"{ratio} (floor {floor})",
+                           f"<= {TARGET_LANGUAGE_RATIO}", ratio is not None and ratio <= TARGET_LANGUAGE_RATIO))
+    return rows
 
 
 def machine_facts(client) -> dict[str, Any]:

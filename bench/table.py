@@ -51,7 +51,7 @@ def render(data: dict[str, Any]) -> str:
     add("Targets (goals, not assertions)")
     for target in data["targets"]:
         state = "n/a" if target["met"] is None else ("met" if target["met"] else "MISSED")
-        add(f"  {target['name']:<48} {target['value']:>14}   goal {target['goal']:<26} {state}")
+        add(f"  {target['name']:<44} {target['value']:>22}   goal {target['goal']:<26} {state}")
     for warning in data.get("warnings", []):
         add(f"WARNING: {warning}")
     return "\n".join(lines)
@@ -61,17 +61,20 @@ def _concurrency_lines(concurrency: dict[str, Any]) -> list[str]:
     lines = [f"0. LLM-bound agents: {concurrency['instances']} agents that sleep {concurrency['agent_seconds']:g} s "
              f"(seconds; median / p90)",
              f"  {'workers':>7} {'wall':>7} {'ideal':>6} {'ratio':>6} {'set-up':>7} {'outside agent':>15} "
-             f"{'container wait':>15} {'engine start':>15} {'starts':>6} {'failed':>6} {'slow':>5}"]
+             f"{'container wait':>15} {'engine start':>15} {'starts':>6} {'failed':>6} {'slow':>5} "
+             f"{'cpu/agent':>9} {'harness':>7}"]
     for run in concurrency["runs"]:
         starts = run["engine_starts"]
         lines.append(f"  {run['workers']:>7} {_s(run['wall_seconds'], 7)} {_s(run['ideal_seconds'], 6, 0)} "
                      f"{_s(run['ratio'], 6)} {_s(run['set_up_seconds'], 7)} {_pair(run['outside_agent'])} "
                      f"{_pair(run['agent_container_wait'])} {_pair(starts)} {starts['n']:>6} {starts['failed']:>6} "
-                     f"{starts['slow']:>5}")
+                     f"{starts['slow']:>5} {_s(run.get('cpu_per_agent'), 9, 3)} {_s(run.get('harness_cpu_per_agent'), 7, 3)}")
     lines += ["  (ideal: ceil(agents / workers) x the sleep; set-up: harness() call to the first agent container",
               "   request; outside agent: seconds.total - seconds.agent; container wait: an instance asking for its",
               "   agent container until it has one; engine start: the engine's create+start of every container,",
-              "   pre-starts included, without the wait for a start slot.)", ""]
+              "   pre-starts included, without the wait for a start slot; cpu/agent: the machine's busy",
+              "   CPU-seconds during the run per agent (engine, harness, agents; a sleep costs none), harness:",
+              "   the harness process's own share of it.)", ""]
     return lines
 
 
