@@ -19,6 +19,7 @@ The patch is /agent/model_patch.diff when the agent wrote one, else the harness'
 from __future__ import annotations
 
 import json
+import secrets
 import shlex
 import shutil
 import tempfile
@@ -159,8 +160,8 @@ def _run_builtin(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: Pr
         # The reference travels into a container only for the oracle agent.
         box.put_directory(instance.reference_dir, TESTBED)
     output = "oracle: reference solution copied" if agent.name == "oracle" else "null agent: no change"
-    patch, source, too_large = _collect_patch(box, instance, spec, None, log)
-    return AgentRun(patch, source, 0, False, 0.0, "", {}, output, too_large)
+    collected = _collect_outputs(box, instance, spec, log)
+    return AgentRun(collected.patch, collected.patch_source, 0, False, 0.0, "", {}, output, collected.patch_bytes)
 
 
 def _run_agent_command(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: PreparedAgent,
@@ -179,15 +180,13 @@ def _run_agent_command(box: Sandbox, instance: Instance, spec: LanguageSpec, age
     if result.disk_exceeded:
         log(f"the agent outgrew the {settings.limits.disk}-byte disk cap: stopped")
     log(f"agent exit {result.exit_code} timed_out={result.timed_out} after {result.seconds:.1f}s")
-    chat_file = f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md"
-    sizes = file_sizes(box, (PATCH_FILE, chat_file, USAGE_FILE))
-    patch, source, too_large = _collect_patch(box, instance, spec, sizes.get(PATCH_FILE), log)
-    chat = _read_bounded(box, chat_file, sizes.get(chat_file), MAX_TRANSCRIPT_BYTES, log)
+    collected = _collect_outputs(box, instance, spec, log)
+    chat = collected.chat
     if chat is None:
-        chat = f"[the transcript holds {sizes[chat_file]} bytes, over the harness's limit: not kept]\n".encode()
-    usage = _parse_usage(_read_bounded(box, USAGE_FILE, sizes.get(USAGE_FILE), MAX_USAGE_BYTES, log))
-    return AgentRun(patch, source, result.exit_code, result.timed_out, result.seconds, chat.decode("utf-8", "replace"),
-                    usage, result.output[-20000:], too_large, result.disk_exceeded)
+        chat = f"[the transcript holds {collected.sizes['chat']} bytes, over the harness's limit: not kept]\n".encode()
+    return AgentRun(collected.patch, collected.patch_source, result.exit_code, result.timed_out, result.seconds,
+                    chat.decode("utf-8", "replace"), _parse_usage(collected.usage), result.output[-20000:],
+                    collected.patch_bytes, result.disk_exceeded)
 
 
 def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSettings,
@@ -209,44 +208,89 @@ def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSett
     return " ".join(arguments)
 
 
-def _collect_patch(box: Sandbox, instance: Instance, spec: LanguageSpec, written_size: int | None,
-                   log: Callable[[str], None]) -> tuple[str, str, int | None]:
-    """(patch, source, size when over MAX_PATCH_BYTES). `written_size`: the size of the
-    agent's own model_patch.diff (None: it wrote none, the harness takes its own diff)."""
-    if written_size is not None:
-        if written_size > MAX_PATCH_BYTES:
-            log(f"model_patch.diff holds {written_size} bytes, over the {MAX_PATCH_BYTES}-byte limit: not copied")
-            return "", "agent", written_size
-        written = box.get_files(PATCH_FILE).get("model_patch.diff", b"")
-        return written.decode("utf-8", errors="replace"), "agent", None
+@dataclass(frozen=True)
+class CollectedOutputs:
+    patch: str
+    patch_source: str         # "agent" (its model_patch.diff) | "harness" (the harness's own diff)
+    patch_bytes: int | None   # the patch's size when over MAX_PATCH_BYTES (patch is then "")
+    chat: bytes | None        # b"" when there is none; None when over MAX_TRANSCRIPT_BYTES
+    usage: bytes | None       # likewise, MAX_USAGE_BYTES
+    sizes: dict[str, int]     # of the files found: "patch", "chat", "usage", "diff"
+
+
+def _collect_outputs(box: Sandbox, instance: Instance, spec: LanguageSpec,
+                     log: Callable[[str], None]) -> CollectedOutputs:
+    """What the agent left, in one command and one copy-out (every engine operation costs
+    ~40 ms of CPU): its model_patch.diff, transcript and usage file when each is a regular
+    file within its limit, else the harness's own diff of /testbed against the base commit.
+    Run after every agent process is gone, so nothing changes files meanwhile."""
+    token = secrets.token_hex(6)
+    outbox, size_tag = f"/tmp/polyglot-harness-out-{token}", f"polyglot-size-{token}"
+    chat_file = f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md"
+    steps = [f"rm -rf {outbox} && mkdir -m 700 {outbox} || exit 97", "wrote=0"]
+    for path, name, limit in ((PATCH_FILE, "patch", MAX_PATCH_BYTES), (chat_file, "chat", MAX_TRANSCRIPT_BYTES),
+                              (USAGE_FILE, "usage", MAX_USAGE_BYTES)):
+        quoted = shlex.quote(path)
+        steps.append(f"if [ -f {quoted} ] && [ ! -L {quoted} ]; then size=$(stat -c %s {quoted}); "
+                     f"echo \"{size_tag} {name} $size\"; "
+                     + ("wrote=1; " if name == "patch" else "")
+                     + f"if [ \"$size\" -le {limit} ]; then cp {quoted} {outbox}/{name} || exit 98; fi; fi")
+    steps.append(f"if [ $wrote = 1 ]; then exit 0; fi")
+    # No patch file: the harness's own diff. A private index: whatever the agent did to the
+    # repo's own index or HEAD, the diff is taken against the base commit. Files too large for
+    # any patch are removed first: hashing them into git's object store would copy them once
+    # more (disk) and take minutes; they are listed in the log.
     excludes = " ".join(shlex.quote(f":(glob,exclude){pattern}") for pattern in spec.artifact_globs
                         if not pattern.startswith(".git/"))
-    index = "/tmp/polyglot-harness-index"
-    diff_file = "/tmp/polyglot-harness.diff"
-    # A private index: whatever the agent did to the repo's own index or HEAD, the diff is
-    # taken against the base commit. Files too large for any patch are removed first: hashing
-    # them into git's object store would copy them once more (disk) and take minutes; they
-    # are listed in the log. The diff's size is the last line of the output.
-    command = (f"find . -type f -size +{MAX_PATCH_BYTES // 1024}k -not -path './.git/*' -print -delete "
-               f"| sed 's/^/removed oversized file: /' >&2; "
-               f"export GIT_INDEX_FILE={index}; git read-tree {instance.base_commit} && "
-               f"git add -A -- . {excludes} && "
-               f"git diff --cached --binary --no-color {instance.base_commit} -- . {excludes} > {diff_file} && "
-               f"wc -c < {diff_file}")
-    log(f"$ {command}")
+    diff = f"{outbox}/diff"
+    steps.append(f"find . -type f -size +{MAX_PATCH_BYTES // 1024}k -not -path './.git/*' -print -delete "
+                 f"| sed 's/^/removed oversized file: /'; "
+                 f"export GIT_INDEX_FILE={outbox}/index; git read-tree {instance.base_commit} && "
+                 f"git add -A -- . {excludes} && "
+                 f"git diff --cached --binary --no-color {instance.base_commit} -- . {excludes} > {diff} || exit 99; "
+                 f"rm -f {outbox}/index; size=$(wc -c < {diff}); echo \"{size_tag} diff $size\"; "
+                 f"if [ \"$size\" -gt {MAX_PATCH_BYTES} ]; then rm -f {diff}; fi")
+    command = "\n".join(steps)
     result = exec_whole(box, command, 120, TESTBED, log)
-    lines = result.output.strip().splitlines()
-    if result.exit_code != 0 or not lines or not lines[-1].strip().isdigit():
-        log(f"harness diff failed (exit {result.exit_code}, {result.seconds:.2f}s): {result.output[-500:]!r}")
-        return "", "harness", None
-    if len(lines) > 1:
-        log("\n".join(lines[:-1])[-2000:])
-    size = int(lines[-1])
-    if size > MAX_PATCH_BYTES:
-        log(f"the agent's changes make a {size}-byte diff, over the {MAX_PATCH_BYTES}-byte limit: not copied")
-        return "", "harness", size
-    diff = box.get_files(diff_file).get("polyglot-harness.diff", b"")
-    return diff.decode("utf-8", errors="replace"), "harness", None
+    sizes: dict[str, int] = {}
+    other = []
+    for line in result.output.splitlines():
+        tag, _, rest = line.partition(" ")
+        name, _, size = rest.partition(" ")
+        if tag == size_tag and size.strip().isdigit():
+            sizes[name] = int(size)
+        elif line.strip():
+            other.append(line)
+    if other:
+        log("\n".join(other)[-2000:])
+    if result.exit_code != 0:
+        log(f"collecting the agent's files failed (exit {result.exit_code}, {result.seconds:.2f}s): "
+            f"{result.output[-500:]!r}")
+        return CollectedOutputs("", "harness", None, b"", b"", sizes)
+    files = box.get_files(outbox)
+
+    def bounded(name: str, limit: int, what: str) -> bytes | None:
+        if name not in sizes:
+            return b""
+        if sizes[name] > limit:
+            log(f"{what} holds {sizes[name]} bytes, over the {limit}-byte limit: not copied")
+            return None
+        return files.get(name, b"")
+
+    chat = bounded("chat", MAX_TRANSCRIPT_BYTES, chat_file)
+    usage = bounded("usage", MAX_USAGE_BYTES, USAGE_FILE)
+    if "patch" in sizes:
+        patch = bounded("patch", MAX_PATCH_BYTES, "model_patch.diff")
+        return CollectedOutputs((patch or b"").decode("utf-8", errors="replace"), "agent",
+                                sizes["patch"] if patch is None else None, chat, usage, sizes)
+    if "diff" not in sizes:
+        log(f"harness diff failed: no size reported: {result.output[-500:]!r}")
+        return CollectedOutputs("", "harness", None, chat, usage, sizes)
+    if sizes["diff"] > MAX_PATCH_BYTES:
+        log(f"the agent's changes make a {sizes['diff']}-byte diff, over the {MAX_PATCH_BYTES}-byte limit: not copied")
+        return CollectedOutputs("", "harness", sizes["diff"], chat, usage, sizes)
+    return CollectedOutputs(files.get("diff", b"").decode("utf-8", errors="replace"), "harness", None, chat, usage,
+                            sizes)
 
 
 def exec_whole(box: Sandbox, command: str, timeout: int, workdir: str, log: Callable[[str], None],
@@ -259,28 +303,6 @@ def exec_whole(box: Sandbox, command: str, timeout: int, workdir: str, log: Call
             return result
         log(f"the output of a harness command arrived incomplete (attempt {attempt}); running it again")
     return result
-
-
-def file_sizes(box: Sandbox, paths: tuple[str, ...]) -> dict[str, int]:
-    """Sizes of those of `paths` that are regular files in the container (one exec)."""
-    result = exec_whole(box, "stat -c '%s %n' " + " ".join(shlex.quote(path) for path in paths) + " 2>/dev/null", 30,
-                        "/", lambda message: None)
-    sizes = {}
-    for line in result.output.splitlines():
-        size, _, path = line.partition(" ")
-        if size.isdigit() and path in paths:
-            sizes[path] = int(size)
-    return sizes
-
-
-def _read_bounded(box: Sandbox, path: str, size: int | None, limit: int, log: Callable[[str], None]) -> bytes | None:
-    """The file's content; b"" when there is none; None when it is over `limit` (not copied)."""
-    if size is None:
-        return b""
-    if size > limit:
-        log(f"{path} holds {size} bytes, over the {limit}-byte limit: not copied")
-        return None
-    return next(iter(box.get_files(path).values()), b"")
 
 
 def _parse_usage(raw: bytes | None) -> dict:
