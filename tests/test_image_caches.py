@@ -139,8 +139,8 @@ def test_java_cds_archives_are_used_and_read_only_to_code_under_test(provider, l
     image = language_images["java"]
     tree = java_exercise(tmp_path / "exercise", 50)
     probe = (
-             "java -XX:SharedArchiveFile=$POLYGLOT_JAVA_CDS/junit.jsa -Xshare:on -version 2>&1 | tail -1; "
-             "echo poisoned > $POLYGLOT_JAVA_CDS/javac.jsa; echo write=$?; "
+             "java -XX:SharedArchiveFile=$POLYGLOT_JAVA_CDS/runner.jsa -Xshare:on -version 2>&1 | tail -1; "
+             "echo poisoned > $POLYGLOT_JAVA_CDS/runner.jsa; echo write=$?; "
              "touch $POLYGLOT_JAVA_CDS/planted; echo plant=$?")
     code, results, output = run_test_command(Sandboxes(provider, "pytest-image-cache"),
                                              grading_sandbox_spec(image, Limits(), JAVA), JAVA, tree, probe)

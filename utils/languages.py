@@ -325,8 +325,9 @@ JAVA = LanguageSpec(
     test_command="polyglot-java-test {report_dir}",
     parse_results=runner_results.parse_junit_reports,
     guard=guard_java_source,
-    # Class-data-sharing archives of javac and the JUnit launcher, dumped at image build on a
-    # warm-up exercise of our own (docker/java/polyglot-java-cds): JVM start-up, not results.
+    # A class-data-sharing archive of the grading runner (javac + the JUnit launcher in one JVM),
+    # dumped at image build on a warm-up exercise of our own (docker/java/polyglot-java-cds):
+    # JVM start-up, not results.
     image_cache_env=(("POLYGLOT_JAVA_CDS", "/opt/java-cds"),),
 )
 
