@@ -12,8 +12,9 @@ the agent left it; when it does not apply, from the base repo, and the feedback 
 gets the feedback file outside /testbed, so it never enters the patch.
 The timeout kills the agent's whole process group; then every process left in the
 container is killed before anything is copied out, so nothing changes files mid-copy.
-The patch is /agent/model_patch.diff when the agent wrote one, else the harness's own diff of
-/testbed against the base commit (new files included, build artifacts excluded).
+The patch is /agent/model_patch.diff when the agent wrote one (a regular file; symlinks are
+not followed), else the harness's own diff of /testbed against the base commit (new files
+included, build artifacts excluded).
 """
 
 from __future__ import annotations
@@ -251,6 +252,7 @@ def _collect_outputs(box: Sandbox, instance: Instance, spec: LanguageSpec,
                  f"rm -f {outbox}/index; size=$(wc -c < {diff}); echo \"{size_tag} diff $size\"; "
                  f"if [ \"$size\" -gt {MAX_PATCH_BYTES} ]; then rm -f {diff}; fi")
     command = "\n".join(steps)
+    log(f"$ {command}")
     result = exec_whole(box, command, 120, TESTBED, log)
     sizes: dict[str, int] = {}
     other = []
