@@ -132,7 +132,7 @@ def sleep_run(dataset: Path, instance_ids: list[str], seconds: float, workers: i
         "wall_seconds": round(wall, 2), "ideal_seconds": ideal, "ratio": round(wall / ideal, 3),
         "set_up_seconds": round((log.first_wait_at or began) - began, 2),
         "cpu_seconds": round(cpu, 2), "cpu_per_agent": round(cpu / len(results), 3),
-        "harness_cpu_per_agent": round(own_cpu / len(results), 3), "cores": os.cpu_count() or 1,
+        "harness_cpu_per_agent": round(own_cpu / len(results), 3),
         "outside_agent": spread(outside),
         "agent_container_wait": spread(log.agent_waits),
         "engine_starts": {**spread(log.engine_starts), "failed": log.failed_starts,

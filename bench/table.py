@@ -68,7 +68,8 @@ def _concurrency_lines(concurrency: dict[str, Any]) -> list[str]:
         lines.append(f"  {run['workers']:>7} {_s(run['wall_seconds'], 7)} {_s(run['ideal_seconds'], 6, 0)} "
                      f"{_s(run['ratio'], 6)} {_s(run['set_up_seconds'], 7)} {_pair(run['outside_agent'])} "
                      f"{_pair(run['agent_container_wait'])} {_pair(starts)} {starts['n']:>6} {starts['failed']:>6} "
-                     f"{starts['slow']:>5} {_s(run.get('cpu_per_agent'), 9, 3)} {_s(run.get('harness_cpu_per_agent'), 7, 3)}")
+                     f"{starts['slow']:>5} {_s(run.get('cpu_per_agent'), 9, 3)} "
+                     f"{_s(run.get('harness_cpu_per_agent'), 7, 3)}")
     lines += ["  (ideal: ceil(agents / workers) x the sleep; set-up: harness() call to the first agent container",
               "   request; outside agent: seconds.total - seconds.agent; container wait: an instance asking for its",
               "   agent container until it has one; engine start: the engine's create+start of every container,",

@@ -219,24 +219,24 @@ class CollectedOutputs:
     sizes: dict[str, int]     # of the files found: "patch", "chat", "usage", "diff"
 
 
-def _collect_outputs(box: Sandbox, instance: Instance, spec: LanguageSpec,
-                     log: Callable[[str], None]) -> CollectedOutputs:
-    """What the agent left, in one command and one copy-out (every engine operation costs
-    ~40 ms of CPU): its model_patch.diff, transcript and usage file when each is a regular
-    file within its limit, else the harness's own diff of /testbed against the base commit.
-    Run after every agent process is gone, so nothing changes files meanwhile."""
-    token = secrets.token_hex(6)
-    outbox, size_tag = f"/tmp/polyglot-harness-out-{token}", f"polyglot-size-{token}"
-    chat_file = f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md"
+def _agent_files(instance: Instance) -> tuple[tuple[str, str, int], ...]:
+    """(name, path in the container, byte limit) of each file an agent may leave."""
+    return (("patch", PATCH_FILE, MAX_PATCH_BYTES),
+            ("chat", f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md", MAX_TRANSCRIPT_BYTES),
+            ("usage", USAGE_FILE, MAX_USAGE_BYTES))
+
+
+def _collection_script(instance: Instance, spec: LanguageSpec, outbox: str, size_tag: str) -> str:
+    """Copies each agent file that is a regular file within its limit into `outbox` and prints
+    `size_tag NAME SIZE` for each one found; without a patch file, writes the harness's own
+    diff there as `diff` (printed likewise, removed when over the limit)."""
     steps = [f"rm -rf {outbox} && mkdir -m 700 {outbox} || exit 97", "wrote=0"]
-    for path, name, limit in ((PATCH_FILE, "patch", MAX_PATCH_BYTES), (chat_file, "chat", MAX_TRANSCRIPT_BYTES),
-                              (USAGE_FILE, "usage", MAX_USAGE_BYTES)):
+    for name, path, limit in _agent_files(instance):
         quoted = shlex.quote(path)
         steps.append(f"if [ -f {quoted} ] && [ ! -L {quoted} ]; then size=$(stat -c %s {quoted}); "
-                     f"echo \"{size_tag} {name} $size\"; "
-                     + ("wrote=1; " if name == "patch" else "")
+                     f"echo \"{size_tag} {name} $size\"; " + ("wrote=1; " if name == "patch" else "")
                      + f"if [ \"$size\" -le {limit} ]; then cp {quoted} {outbox}/{name} || exit 98; fi; fi")
-    steps.append(f"if [ $wrote = 1 ]; then exit 0; fi")
+    steps.append("if [ $wrote = 1 ]; then exit 0; fi")
     # No patch file: the harness's own diff. A private index: whatever the agent did to the
     # repo's own index or HEAD, the diff is taken against the base commit. Files too large for
     # any patch are removed first: hashing them into git's object store would copy them once
@@ -251,7 +251,18 @@ def _collect_outputs(box: Sandbox, instance: Instance, spec: LanguageSpec,
                  f"git diff --cached --binary --no-color {instance.base_commit} -- . {excludes} > {diff} || exit 99; "
                  f"rm -f {outbox}/index; size=$(wc -c < {diff}); echo \"{size_tag} diff $size\"; "
                  f"if [ \"$size\" -gt {MAX_PATCH_BYTES} ]; then rm -f {diff}; fi")
-    command = "\n".join(steps)
+    return "\n".join(steps)
+
+
+def _collect_outputs(box: Sandbox, instance: Instance, spec: LanguageSpec,
+                     log: Callable[[str], None]) -> CollectedOutputs:
+    """What the agent left, in one command and one copy-out (every engine operation costs
+    ~40 ms of CPU): its model_patch.diff, transcript and usage file when each is a regular
+    file within its limit, else the harness's own diff of /testbed against the base commit.
+    Run after every agent process is gone, so nothing changes files meanwhile."""
+    token = secrets.token_hex(6)
+    outbox, size_tag = f"/tmp/polyglot-harness-out-{token}", f"polyglot-size-{token}"
+    command = _collection_script(instance, spec, outbox, size_tag)
     log(f"$ {command}")
     result = exec_whole(box, command, 120, TESTBED, log)
     sizes: dict[str, int] = {}
@@ -270,19 +281,16 @@ def _collect_outputs(box: Sandbox, instance: Instance, spec: LanguageSpec,
             f"{result.output[-500:]!r}")
         return CollectedOutputs("", "harness", None, b"", b"", sizes)
     files = box.get_files(outbox)
-
-    def bounded(name: str, limit: int, what: str) -> bytes | None:
-        if name not in sizes:
-            return b""
-        if sizes[name] > limit:
-            log(f"{what} holds {sizes[name]} bytes, over the {limit}-byte limit: not copied")
-            return None
-        return files.get(name, b"")
-
-    chat = bounded("chat", MAX_TRANSCRIPT_BYTES, chat_file)
-    usage = bounded("usage", MAX_USAGE_BYTES, USAGE_FILE)
+    content: dict[str, bytes | None] = {}  # b"": not there; None: over its limit, not copied
+    for name, path, limit in _agent_files(instance):
+        if name in sizes and sizes[name] > limit:
+            log(f"{path} holds {sizes[name]} bytes, over the {limit}-byte limit: not copied")
+            content[name] = None
+        else:
+            content[name] = files.get(name, b"")
+    chat, usage = content["chat"], content["usage"]
     if "patch" in sizes:
-        patch = bounded("patch", MAX_PATCH_BYTES, "model_patch.diff")
+        patch = content["patch"]
         return CollectedOutputs((patch or b"").decode("utf-8", errors="replace"), "agent",
                                 sizes["patch"] if patch is None else None, chat, usage, sizes)
     if "diff" not in sizes:
