@@ -25,13 +25,14 @@ from typing import Callable, Iterable
 
 import docker
 
-from utils.dataset import Instance
-from utils.grading import unskip_tree
-from utils.instance_repo import checkout_commit
-from utils.languages import LANGUAGES
-from utils.docker_backend import DockerSandbox as Sandbox
-from utils.sandbox import ExecResult, Limits, SandboxSpec
-from utils.verdict import decide
+import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness.utils.records.dataset import Instance
+from polyglot_harness.utils.pipeline.grading import unskip_tree
+from polyglot_harness.utils.records.instance_repo import checkout_commit
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.backends.docker.provider import DockerSandbox as Sandbox
+from polyglot_harness.utils.seam.protocol import ExecResult, Limits, SandboxSpec
+from polyglot_harness.utils.judging.verdict import decide
 
 BARE_ROOT = "/bench"  # instance trees live at /bench/<instance_id> in the language container
 

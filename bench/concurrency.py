@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from bench.table import spread
-from harness import HarnessError, harness
-from utils.docker_backend import DockerSandbox
-from utils.outcomes import Bucket
-from utils.sandbox import Sandboxes
+import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness.utils.run import HarnessError, harness
+from polyglot_harness.utils.backends.docker.provider import DockerSandbox
+from polyglot_harness.utils.outcomes import Bucket
+from polyglot_harness.utils.pipeline.pools import Sandboxes
 
 SLEEP_AGENT_DIR = Path(__file__).resolve().parent / "agents" / "sleep"
 SLEEP_ENV = "BENCH_AGENT_SLEEP_S"

@@ -39,10 +39,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.headless_chromium import chromium_path, dump_dom, screenshot  # noqa: E402
-from utils.html_report import run_page, write_page  # noqa: E402
-from utils.outcomes import Bucket, Reason  # noqa: E402
-from utils.feedback import FEEDBACK_MAX_CHARS  # noqa: E402
-from utils.results import InstanceResult, combine_tries, load_instance_results, try_file_names  # noqa: E402
+import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness.utils.views.html import run_page, write_page  # noqa: E402
+from polyglot_harness.utils.outcomes import Bucket, Reason  # noqa: E402
+from polyglot_harness.utils.judging.feedback import FEEDBACK_MAX_CHARS  # noqa: E402
+from polyglot_harness.utils.records.results import InstanceResult, combine_tries, load_instance_results, try_file_names  # noqa: E402
 
 RENDERED_MS = re.compile(r'data-rendered-ms="([0-9.]+)"')
 

@@ -25,10 +25,11 @@ from typing import Callable
 import docker
 import docker.errors
 
-from utils.agent_image import prepare_agent
-from utils.images import (IMAGE_REPOSITORY, ensure_agent_image, ImageError, ImageSettings, ensure_base_image, ensure_common_image,
+import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness.utils.seam.agent import prepare_agent
+from polyglot_harness.utils.backends.docker.images import (IMAGE_REPOSITORY, ensure_agent_image, ImageError, ImageSettings, ensure_base_image, ensure_common_image,
                           ensure_language_image)
-from utils.languages import LANGUAGES
+from polyglot_harness.utils.languages import LANGUAGES
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 AGENT_SOURCE = PROJECT_ROOT / "agent"

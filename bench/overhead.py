@@ -26,16 +26,18 @@ from typing import Callable, Iterator
 
 import docker
 
-import utils.grading
-import utils.patches
+import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness.utils.pipeline import grading as grading_module
+from polyglot_harness.utils.judging import patches as patches_module
 from bench.bare import run_parallel
-from utils.dataset import Instance
-from utils.grading import GradingRequest, grade
-from utils.instance_repo import checkout_commit
-from utils.languages import LANGUAGES
-from utils.runner_results import TestResults
-from utils.docker_backend import DockerProvider, DockerSandbox as Sandbox
-from utils.sandbox import Limits, Sandboxes
+from polyglot_harness.utils.records.dataset import Instance
+from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
+from polyglot_harness.utils.records.instance_repo import checkout_commit
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.judging.runner_results import TestResults
+from polyglot_harness.utils.backends.docker.provider import DockerProvider, DockerSandbox as Sandbox
+from polyglot_harness.utils.seam.protocol import Limits
+from polyglot_harness.utils.pipeline.pools import Sandboxes
 
 # Sandbox method -> phase name in the table.
 SANDBOX_PHASES = {"start": "start", "put_directory": "copy_in", "exec": "exec", "get_files": "copy_out",
@@ -67,18 +69,18 @@ class PhaseRecorder:
     @contextmanager
     def installed(self) -> Iterator["PhaseRecorder"]:
         originals = {name: getattr(Sandbox, name) for name in SANDBOX_PHASES}
-        original_apply, original_acquire = utils.grading.apply_patch, Sandboxes.start
+        original_apply, original_acquire = grading_module.apply_patch, Sandboxes.start
         for name, phase in SANDBOX_PHASES.items():
             setattr(Sandbox, name, self._timed(originals[name], phase, _box_key))
         patched_apply = self._timed(original_apply, PATCH_PHASE, lambda *_: getattr(self._local, "key", None))
-        utils.grading.apply_patch = utils.patches.apply_patch = patched_apply
+        grading_module.apply_patch = patches_module.apply_patch = patched_apply
         Sandboxes.start = self._timed_acquire(original_acquire)  # type: ignore[method-assign]
         try:
             yield self
         finally:
             for name, original in originals.items():
                 setattr(Sandbox, name, original)
-            utils.grading.apply_patch = utils.patches.apply_patch = original_apply
+            grading_module.apply_patch = patches_module.apply_patch = original_apply
             Sandboxes.start = original_acquire  # type: ignore[method-assign]
 
     def _timed_acquire(self, acquire: Callable) -> Callable:

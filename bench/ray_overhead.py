@@ -23,8 +23,9 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
-from harness import harness  # noqa: E402
-from utils.ray_backend import RESOURCE  # noqa: E402
+import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness.utils.run import harness  # noqa: E402
+from polyglot_harness.utils.backends.ray.provider import RESOURCE  # noqa: E402
 
 
 def overhead(outcome) -> list[float]:
@@ -50,7 +51,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="polyglot-bench-ray-") as workdir:
         dataset = args.dataset
         if dataset is None:
-            from prepare_polyglot_dataset import main as prepare_main
+            from polyglot_harness.utils.prepare import main as prepare_main
 
             dataset = Path(workdir) / "samples"
             prepare_main(["--benchmark_dir", str(PROJECT_ROOT / "samples"), "--output_dir", str(dataset),

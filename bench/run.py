@@ -54,16 +54,17 @@ from bench.image_timings import (agent_layer_timings, cold_builds, cold_image_ta
                                  warn_cold)
 from bench.overhead import PHASES, InstanceOverhead, PhaseRecorder, run_noop_grading
 from bench.table import render, spread
-from harness import DEFAULT_DISK, HarnessError, _default_limits, harness
-from utils.agent_image import AgentPatchError
-from utils.dataset import DatasetError, Instance, load_dataset, select_instances
-from utils.engine import EngineError, ensure_engine
-from utils.images import ImageError, ImageSettings, docker_client, ensure_language_image
-from utils.languages import LANGUAGES
-from utils.outcomes import Bucket
-from utils.results import InstanceResult
-from utils.docker_backend import LABEL_HOST, LABEL_PID
-from utils.sandbox import SandboxError
+import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness.utils.run import DEFAULT_DISK, HarnessError, _default_limits, harness
+from polyglot_harness.utils.seam.agent import AgentPatchError
+from polyglot_harness.utils.records.dataset import DatasetError, Instance, load_dataset, select_instances
+from polyglot_harness.utils.backends.docker.engine import EngineError, ensure_engine
+from polyglot_harness.utils.backends.docker.images import ImageError, ImageSettings, docker_client, ensure_language_image
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.outcomes import Bucket
+from polyglot_harness.utils.records.results import InstanceResult
+from polyglot_harness.utils.backends.docker.provider import LABEL_HOST, LABEL_PID
+from polyglot_harness.utils.seam.protocol import SandboxError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "samples"

@@ -3,4 +3,4 @@
 # Debian as root, install docker.io if needed and start dockerd detached
 # (log: /var/log/polyglot-harness/dockerd.log). `ensure_engine.sh stop` stops only a
 # daemon this script started. Same logic from Python: utils.engine.ensure_engine().
-cd "$(dirname "$0")/.." && exec python3 -m utils.engine "${1:-start}"
+cd "$(dirname "$0")/.." && exec python3 -m utils.backends.docker.engine "${1:-start}"

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from utils.dataset import load_dataset
-from utils.engine import engine_answers
-from utils.images import ImageSettings, docker_client as make_client, ensure_language_image
-from utils.languages import LANGUAGES
-from utils.docker_backend import LABEL_PID, DockerProvider, list_run_containers, process_alive
-from utils.sandbox import Sandboxes
+from polyglot_harness.utils.records.dataset import load_dataset
+from polyglot_harness.utils.backends.docker.engine import engine_answers
+from polyglot_harness.utils.backends.docker.images import ImageSettings, docker_client as make_client, ensure_language_image
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.backends.docker.provider import LABEL_PID, DockerProvider, list_run_containers, process_alive
+from polyglot_harness.utils.pipeline.pools import Sandboxes
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "samples"
@@ -72,7 +72,7 @@ def language_images(docker_client, image_settings) -> dict[str, str]:
 def sample_dataset(tmp_path_factory, language_images) -> Path:
     """The bundled samples prepared into a fresh dataset directory, expected tests recorded
     from each reference solution's real run (so grading requires every one of them)."""
-    from prepare_polyglot_dataset import main as prepare_main
+    from polyglot_harness.utils.prepare import main as prepare_main
 
     output = tmp_path_factory.mktemp("dataset") / "polyglot"
     assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output),
@@ -125,7 +125,7 @@ def benchmark_checkout(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def real_dataset(benchmark_checkout, tmp_path_factory, language_images) -> Path:
-    from prepare_polyglot_dataset import prepare_dataset
+    from polyglot_harness.utils.prepare import prepare_dataset
 
     reuse = os.environ.get("POLYGLOT_GATE_DATASET")  # a developer's already prepared copy (never in CI)
     if reuse and not IN_CI and Path(reuse, "polyglot_benchmark_metadata.json").is_file():

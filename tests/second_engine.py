@@ -17,7 +17,7 @@ from pathlib import Path
 
 import docker
 
-from utils.engine import STATE_DIR
+from polyglot_harness.utils.backends.docker.engine import STATE_DIR
 
 ROOT = STATE_DIR / "engine-b"
 RUNTIME = Path("/run/polyglot-engine-b")  # short: the socket path must stay under 108 bytes

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import harness
-from tests.scripted_model_server import (Delay, HttpError, ScriptedModelServer, ToolCalls, call,
+from polyglot_harness.utils.run import harness
+from .scripted_model_server import (Delay, HttpError, ScriptedModelServer, ToolCalls, call,
                                          malformed_tool_call)
 
 pytestmark = pytest.mark.docker

@@ -21,7 +21,7 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-from tests.scripted_model_server import (  # noqa: E402
+from .scripted_model_server import (  # noqa: E402
     Delay,
     HttpError,
     Message,

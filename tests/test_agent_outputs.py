@@ -12,10 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from utils import agent_run
-from utils.agent_run import PATCH_FILE, USAGE_FILE, _collect_outputs
-from utils.languages import LANGUAGES
-from utils.sandbox import Sandboxes, SandboxSpec
+from polyglot_harness.utils.pipeline import agent_phase as agent_run
+from polyglot_harness.utils.pipeline.agent_phase import PATCH_FILE, USAGE_FILE, _collect_outputs
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.pipeline.pools import Sandboxes
+from polyglot_harness.utils.seam.protocol import SandboxSpec
 
 pytestmark = pytest.mark.docker
 PY = LANGUAGES["python"]

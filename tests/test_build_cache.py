@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from utils.build_cache import cache_volume, ensure_warm, warm_key
-from utils.grading import grading_sandbox_spec
-from utils.instance_repo import checkout_commit
-from utils.languages import LANGUAGES
-from utils.sandbox import Limits, Sandboxes
+from polyglot_harness.utils.pipeline.build_cache import cache_volume, ensure_warm, warm_key
+from polyglot_harness.utils.pipeline.grading import grading_sandbox_spec
+from polyglot_harness.utils.records.instance_repo import checkout_commit
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.seam.protocol import Limits
+from polyglot_harness.utils.pipeline.pools import Sandboxes
 
 pytestmark = pytest.mark.docker
 CPP = LANGUAGES["cpp"]

@@ -13,11 +13,11 @@ import re
 
 import pytest
 
-from utils import canaries
-from utils.canaries import Canary, neighbour_name, separate
-from utils.runner_results import TestCase, TestResults
-from utils.outcomes import Reason
-from utils.verdict import decide
+from polyglot_harness.utils.judging import canaries
+from polyglot_harness.utils.judging.canaries import Canary, neighbour_name, separate
+from polyglot_harness.utils.judging.runner_results import TestCase, TestResults
+from polyglot_harness.utils.outcomes import Reason
+from polyglot_harness.utils.judging.verdict import decide
 
 CANARY = Canary("test_a", "test_b_c", 12345, 67890)
 

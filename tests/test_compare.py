@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-import report as report_module
-from tests.test_report import PROJECT_ROOT, REPORT_JSON_KEYS, tree_state
-from utils.compare import CompareError, compare_runs, format_comparison, mcnemar_exact_p
-from utils.outcomes import Bucket, Reason
-from utils.pricing import PriceTableError, load_price_table, parse_price_table
-from utils.results import InstanceResult
+from polyglot_harness.utils.views import report as report_module
+from .test_report import PROJECT_ROOT, REPORT_JSON_KEYS, tree_state
+from polyglot_harness.utils.views.compare import CompareError, compare_runs, format_comparison, mcnemar_exact_p
+from polyglot_harness.utils.outcomes import Bucket, Reason
+from polyglot_harness.utils.views.pricing import PriceTableError, load_price_table, parse_price_table
+from polyglot_harness.utils.records.results import InstanceResult
 
 PRICES = {"model-a": {"input": 1.0, "output": 10.0}, "model-b": {"input": 0.5, "output": 2.0}}
 PASSED = (Bucket.RESOLVED, Reason.TESTS_PASSED)

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from tests.conftest import IN_CI
-from tests.fake_backend import FakeProvider, FakeSandbox
-from utils.conformance import CHECKS, run_conformance
+from .conftest import IN_CI
+from polyglot_harness.utils.backends.fake.provider import FakeProvider, FakeSandbox
+from polyglot_harness.utils.seam.conformance import CHECKS, run_conformance
 
 
 def _need_root() -> None:
@@ -70,7 +70,7 @@ def test_the_suite_names_what_a_broken_backend_misses(broken, failing):
 
 
 def test_end_marker_is_stripped_and_its_absence_reported():
-    from utils.sandbox import strip_end_marker
+    from polyglot_harness.utils.seam.transfer import strip_end_marker
 
     assert strip_end_marker("out\n\nm-1\n", "m-1") == ("out\n", True)
     assert strip_end_marker("out", "m-1") == ("out", False)
@@ -78,8 +78,8 @@ def test_end_marker_is_stripped_and_its_absence_reported():
 
 
 def test_a_harness_command_whose_output_arrived_cut_short_runs_again():
-    from utils.agent_run import exec_whole
-    from utils.sandbox import ExecResult
+    from polyglot_harness.utils.pipeline.agent_phase import exec_whole
+    from polyglot_harness.utils.seam.protocol import ExecResult
 
     class Flaky:
         calls = 0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from utils.agent_run import MAX_PATCH_BYTES
+from polyglot_harness.utils.pipeline.agent_phase import MAX_PATCH_BYTES
 
 pytestmark = pytest.mark.docker
 
@@ -27,7 +27,7 @@ GO_SOLUTION = {"word_tally.go": (SAMPLES / "go" / "exercises" / "practice" / "wo
 HARNESS_WITH_PEAK_MEMORY = """
 import json, resource, sys
 sys.path.insert(0, sys.argv[1])
-from harness import harness
+from polyglot_harness.utils.run import harness
 settings = json.loads(sys.argv[2])
 outcome = harness(progress=False, **settings)
 print(json.dumps({"peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
@@ -63,7 +63,8 @@ def test_oversized_patch_is_unresolved_once_with_its_size_and_memory_stays_bound
 @pytest.mark.parametrize("role", ["agent", "grading"])
 def test_containers_run_without_capabilities_or_new_privileges(role, provider, language_images,
                                                                no_leftover_containers):
-    from utils.sandbox import Sandboxes, SandboxSpec
+    from polyglot_harness.utils.pipeline.pools import Sandboxes
+    from polyglot_harness.utils.seam.protocol import SandboxSpec
 
     spec = SandboxSpec(image=language_images["python"], role=role, network="none", user=None)
     with Sandboxes(provider, "caps-check").start(spec, "caps-check") as box:
@@ -91,9 +92,10 @@ TOOLCHAIN_FILES = {
 @pytest.mark.parametrize("language", sorted(TOOLCHAIN_FILES))
 def test_tests_run_unprivileged_and_cannot_change_the_system_or_toolchain(language, provider, language_images,
                                                                         tmp_path, no_leftover_containers):
-    from utils.grading import TESTBED, grading_sandbox_spec
-    from utils.languages import LANGUAGES
-    from utils.sandbox import Limits, RUNNER_UID, Sandboxes
+    from polyglot_harness.utils.pipeline.grading import TESTBED, grading_sandbox_spec
+    from polyglot_harness.utils.languages import LANGUAGES
+    from polyglot_harness.utils.seam.protocol import Limits, RUNNER_UID
+    from polyglot_harness.utils.pipeline.pools import Sandboxes
 
     (tmp_path / "solution.txt").write_text("the agent's file\n")
     spec = grading_sandbox_spec(language_images[language], Limits(), LANGUAGES[language])
@@ -125,7 +127,8 @@ def _serve(box) -> str:
 
 
 def _two_agents(provider, image: str, network: str, run_id: str):
-    from utils.sandbox import Sandboxes, SandboxSpec
+    from polyglot_harness.utils.pipeline.pools import Sandboxes
+    from polyglot_harness.utils.seam.protocol import SandboxSpec
 
     sandboxes = Sandboxes(provider, run_id)
     spec = SandboxSpec(image=image, role="agent", network=network)
@@ -137,7 +140,7 @@ def test_agents_of_a_run_cannot_reach_each_other_but_reach_the_host(docker_clien
     import socket
     import threading
 
-    from utils.docker_backend import create_run_network, remove_run_network
+    from polyglot_harness.utils.backends.docker.provider import create_run_network, remove_run_network
 
     run_id = "net-check"
     network = create_run_network(docker_client, run_id)
@@ -202,7 +205,7 @@ def test_disk_hog_is_stopped_at_the_cap_and_graded_on_what_it_left(sample_datase
 
 
 def test_disk_setting_is_checked(tmp_path):
-    from harness import HarnessError, harness
+    from polyglot_harness.utils.run import HarnessError, harness
 
     for bad in ("lots", "1m", "-5g"):
         with pytest.raises(HarnessError, match="--disk"):
@@ -218,9 +221,9 @@ def test_engine_restart_mid_run_ends_cleanly_and_a_resume_finishes_the_broken_in
     import os
     import time
 
-    from tests.conftest import IN_CI
-    from utils.engine import ENGINE_PIDFILE, engine_answers, ensure_engine, stop_engine
-    from utils.docker_backend import LABEL_PID, LABEL_ROLE, list_run_containers
+    from .conftest import IN_CI
+    from polyglot_harness.utils.backends.docker.engine import ENGINE_PIDFILE, engine_answers, ensure_engine, stop_engine
+    from polyglot_harness.utils.backends.docker.provider import LABEL_PID, LABEL_ROLE, list_run_containers
 
     if not ENGINE_PIDFILE.is_file():
         message = "the engine was not started by this project (no pidfile): not restarting someone else's"

@@ -12,8 +12,8 @@ import pytest
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 from bench.prepare_speed import write_synthetic_exercise  # noqa: E402
-from prepare_polyglot_dataset import prepare_dataset  # noqa: E402
-from utils.dataset import (  # noqa: E402
+from polyglot_harness.utils.prepare import prepare_dataset  # noqa: E402
+from polyglot_harness.utils.records.dataset import (  # noqa: E402
     DEFAULT_DATASET_DIR,
     METADATA_FILENAME,
     SUBSETS_DIR,

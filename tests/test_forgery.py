@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.forgers.check import grade_forger
-from utils.outcomes import Reason
+from .fixtures.forgers.check import grade_forger
+from polyglot_harness.utils.outcomes import Reason
 
 pytestmark = pytest.mark.docker
 
@@ -50,10 +50,10 @@ def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, provid
 @pytest.mark.parametrize("forger", FORGERS, ids=[f"{p.parent.name}/{p.name}" for p in FORGERS])
 def test_forgers_leave_an_audit_trail(forger: Path, real_dataset):
     """The `suspicious` listing is never the defence, but every forger shows up in it."""
-    from tests.fixtures.forgers.check import forger_files
-    from utils.dataset import load_dataset
-    from utils.expected_tests import patch_writing
-    from utils.patches import audit_patch, filter_patch
+    from .fixtures.forgers.check import forger_files
+    from polyglot_harness.utils.records.dataset import load_dataset
+    from polyglot_harness.utils.pipeline.expected_tests import patch_writing
+    from polyglot_harness.utils.judging.patches import audit_patch, filter_patch
 
     meta = json.loads((forger / "forger.json").read_text())
     instance = {i.instance_id: i for i in load_dataset(real_dataset)}[meta["instance_id"]]

@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
-import utils.images
-from harness import HarnessError, RunOutcome, harness
-from utils.agent_image import prepare_agent
-from utils.docker_backend import LABEL_PID, LABEL_ROLE
+from polyglot_harness.utils.backends.docker import images as docker_images
+from polyglot_harness.utils.run import HarnessError, RunOutcome, harness
+from polyglot_harness.utils.seam.agent import prepare_agent
+from polyglot_harness.utils.backends.docker.provider import LABEL_PID, LABEL_ROLE
 
 pytestmark = pytest.mark.docker
 
@@ -143,8 +143,8 @@ class BuildSpy:
 
     def __init__(self, monkeypatch) -> None:
         self.builds: list[tuple[str, Path, float]] = []
-        self._real = utils.images._build
-        monkeypatch.setattr(utils.images, "_build", self)
+        self._real = docker_images._build
+        monkeypatch.setattr(docker_images, "_build", self)
 
     def __call__(self, tag, context, buildargs, labels, log_path) -> None:
         started = time.monotonic()
@@ -376,7 +376,7 @@ def test_predictions_are_graded_without_an_agent(docker_client, sample_dataset, 
 
 def test_staged_run_goes_on_after_a_passed_stage_and_grades_each_instance_once(
         sample_dataset, tmp_path, monkeypatch, no_leftover_containers):
-    import harness as harness_module
+    from polyglot_harness.utils import run as harness_module
 
     subsets = tmp_path / "subsets"
     subsets.mkdir()

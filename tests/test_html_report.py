@@ -24,14 +24,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import IN_CI
-from tests.headless_chromium import chromium_path, dump_dom, screenshot
-from tests.test_report import PROJECT_ROOT, tree_state
-from utils.html_report import (MAX_TEXT_CHARS, clipped, diff_line_class, embed_json, instance_row, latest_result_dirs,
+from .conftest import IN_CI
+from .headless_chromium import chromium_path, dump_dom, screenshot
+from .test_report import PROJECT_ROOT, tree_state
+from polyglot_harness.utils.views.html import (MAX_TEXT_CHARS, clipped, diff_line_class, embed_json, instance_row, latest_result_dirs,
                                ordered_test_rows, patch_files, run_tries, try_details)
-from utils.outcomes import Bucket, Reason
-from utils.patches import SuspiciousLine, TamperRecord
-from utils.results import InstanceResult, PhaseSeconds, combine_tries, load_results, try_file_names
+from polyglot_harness.utils.outcomes import Bucket, Reason
+from polyglot_harness.utils.judging.patches import SuspiciousLine, TamperRecord
+from polyglot_harness.utils.records.results import InstanceResult, PhaseSeconds, combine_tries, load_results, try_file_names
 
 PRICES = {"model-a": {"input": 1.0, "output": 10.0}}
 LEAP_PATCH = """diff --git a/leap.py b/leap.py
@@ -540,8 +540,8 @@ def test_a_real_two_try_run_opens_to_both_tries_and_the_feedback(chromium: str, 
     """The harness's own --tries 2 run (tests/fixtures/agents/two_tries): try 1 writes a wrong
     first_over with attacker markup in a comment, try 2 the reference; the page finds every
     file the harness kept and shows the markup as text."""
-    from harness import harness
-    from tests.test_tries import PYTHON, PYTHON_REFERENCE, TWO_TRIES
+    from polyglot_harness.utils.run import harness
+    from .test_tries import PYTHON, PYTHON_REFERENCE, TWO_TRIES
     wrong = PYTHON_REFERENCE.replace("return position", f"return position + 1  # {ATTACK}")
     monkeypatch.setenv("TEST_AGENT_PLAN", json.dumps({PYTHON: {"first": {"running_total.py": wrong},
                                                                "second": {"running_total.py": PYTHON_REFERENCE}}}))

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from utils.grading import TESTBED, grading_sandbox_spec
-from utils.languages import LANGUAGES, LanguageSpec
-from utils import runner_results
-from utils.sandbox import Limits, Sandboxes, SandboxSpec
+from polyglot_harness.utils.pipeline.grading import TESTBED, grading_sandbox_spec
+from polyglot_harness.utils.languages import LANGUAGES, LanguageSpec
+from polyglot_harness.utils.judging import runner_results
+from polyglot_harness.utils.seam.protocol import Limits, SandboxSpec
+from polyglot_harness.utils.pipeline.pools import Sandboxes
 
 pytestmark = pytest.mark.docker
 RUST, JAVA = LANGUAGES["rust"], LANGUAGES["java"]

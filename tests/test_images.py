@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from utils import engine
-from utils.images import ImageSettings, ensure_language_image, recipe_hash
-from utils.languages import LANGUAGES
-from utils.docker_backend import DockerSandbox
-from utils.sandbox import SandboxSpec
+from polyglot_harness.utils.backends.docker import engine
+from polyglot_harness.utils.backends.docker.images import ImageSettings, ensure_language_image, recipe_hash
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.backends.docker.provider import DockerSandbox
+from polyglot_harness.utils.seam.protocol import SandboxSpec
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from utils.grading import TESTBED, grading_sandbox_spec
-from utils.languages import LANGUAGES
-from utils.sandbox import Limits, Sandboxes
+from polyglot_harness.utils.pipeline.grading import TESTBED, grading_sandbox_spec
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.seam.protocol import Limits
+from polyglot_harness.utils.pipeline.pools import Sandboxes
 
 pytestmark = pytest.mark.docker
 JAVA = LANGUAGES["java"]

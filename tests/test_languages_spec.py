@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from utils import runner_results
-from utils.languages import (
+from polyglot_harness.utils.judging import runner_results
+from polyglot_harness.utils.languages import (
     LANGUAGES,
     REPORT_DIR_PLACEHOLDER,
     ExerciseNameError,

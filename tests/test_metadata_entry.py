@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from bench.prepare_speed import write_synthetic_exercise
-from prepare_polyglot_dataset import prepare_dataset
-from utils.dataset import METADATA_FILENAME, DatasetError, MetadataEntry, load_dataset
+from polyglot_harness.utils.prepare import prepare_dataset
+from polyglot_harness.utils.records.dataset import METADATA_FILENAME, DatasetError, MetadataEntry, load_dataset
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "samples"
 # Keys a metadata file had to hold before MetadataEntry; an entry lacking one is refused.
@@ -87,8 +87,8 @@ def test_metadata_prepared_before_the_later_keys_still_loads(tmp_path):
 
 
 def test_a_reference_run_fills_the_recorded_keys_and_a_failed_one_leaves_them_null():
-    from prepare_polyglot_dataset import _with_reference_run
-    from utils.expected_tests import ReferenceRun
+    from polyglot_harness.utils.prepare import _with_reference_run
+    from polyglot_harness.utils.pipeline.expected_tests import ReferenceRun
 
     unrecorded = MetadataEntry.from_json({**RECORDED, "expected_tests": None, "expected_skips": None,
                                           "stub_passes": None, "canary_sources": None})

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from utils.outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
-from utils.patches import SuspiciousLine, TamperRecord
-from utils.results import InstanceResult, PhaseSeconds, load_instance_results
+from polyglot_harness.utils.outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
+from polyglot_harness.utils.judging.patches import SuspiciousLine, TamperRecord
+from polyglot_harness.utils.records.results import InstanceResult, PhaseSeconds, load_instance_results
 
 BUCKET_STRINGS = {
     "RESOLVED": "resolved", "UNRESOLVED": "unresolved", "EMPTY_PATCH": "empty_patch",

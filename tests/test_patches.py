@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from utils.languages import get_language
-from utils.patches import (FilteredPatch, PatchError, TamperRecord, apply_patch, audit_patch, filter_patch,
+from polyglot_harness.utils.languages import get_language
+from polyglot_harness.utils.judging.patches import (FilteredPatch, PatchError, TamperRecord, apply_patch, audit_patch, filter_patch,
                            guard_applied_files)
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "samples"
@@ -457,8 +457,8 @@ def test_patch_with_wrong_hunk_counts_is_rejected_by_the_filter():
 
 
 def test_unparseable_patch_is_a_patch_apply_failed_verdict(tmp_path: Path):
-    from utils.grading import GradingRequest, grade
-    from utils.outcomes import Reason
+    from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
+    from polyglot_harness.utils.outcomes import Reason
 
     request = GradingRequest(spec=get_language("python"), instance_id="python__running-total",
                              test_tree=fresh_tree("python", tmp_path / "tree"),
@@ -469,13 +469,13 @@ def test_unparseable_patch_is_a_patch_apply_failed_verdict(tmp_path: Path):
 
 
 def test_grading_uses_the_patch_the_caller_filtered_and_does_not_filter_again(tmp_path: Path, monkeypatch):
-    import utils.grading
-    from utils.grading import GradingRequest, grade
-    from utils.outcomes import Reason
+    from polyglot_harness.utils.pipeline import grading
+    from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
+    from polyglot_harness.utils.outcomes import Reason
 
     spec = get_language("python")
     already = filter_patch(solved_patch(), spec, ("running_total.py",), ())
-    monkeypatch.setattr(utils.grading, "filter_patch", lambda *args: pytest.fail("the patch was filtered twice"))
+    monkeypatch.setattr(grading, "filter_patch", lambda *args: pytest.fail("the patch was filtered twice"))
     tree = fresh_tree("python", tmp_path / "tree")
     (tree / "running_total.py").write_text("something else entirely\n")  # the filtered patch cannot apply
     request = GradingRequest(spec=spec, instance_id="python__running-total",

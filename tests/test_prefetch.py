@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from harness import _AgentPrefetch
-from utils.sandbox import Limits, Sandboxes, SandboxSpec, StartGate
+from polyglot_harness.utils.run import _AgentPrefetch
+from polyglot_harness.utils.seam.protocol import Limits, SandboxSpec
+from polyglot_harness.utils.pipeline.pools import Sandboxes, StartGate
 
 
 class CountingBox:
@@ -202,7 +203,7 @@ def test_instances_with_predicted_patches_need_no_agent_sandbox():
 def jobs_for(languages: str):
     from types import SimpleNamespace
 
-    from utils.agent_run import AgentRunSettings
+    from polyglot_harness.utils.pipeline.agent_phase import AgentRunSettings
 
     settings = AgentRunSettings(limits=Limits())
     return [SimpleNamespace(instance=FakeInstance(language), predicted_patch=None, agent_image=f"agent-{language}",
@@ -215,7 +216,7 @@ def jobs_for(languages: str):
 def test_agent_sandboxes_are_started_ahead_only_where_idle_ones_cost_nothing_scarce(starts_ahead, expected):
     # A Ray sandbox holds a node slot: started ahead, idle ones would take the slots the
     # running instances need for their grading (a deadlock until the start timeout).
-    from harness import _sandboxes_for
+    from polyglot_harness.utils.run import _sandboxes_for
 
     provider = CountingProvider()
     provider.starts_ahead = starts_ahead

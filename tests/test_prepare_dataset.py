@@ -16,9 +16,9 @@ import pytest
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 from bench.prepare_speed import UPSTREAM_COUNTS, write_synthetic_checkout, write_synthetic_exercise  # noqa: E402
-from prepare_polyglot_dataset import closing_paragraph, prepare_dataset  # noqa: E402
-from utils.dataset import METADATA_FILENAME, load_dataset  # noqa: E402
-from utils.instance_repo import checkout_commit, read_commit_files  # noqa: E402
+from polyglot_harness.utils.prepare import closing_paragraph, prepare_dataset  # noqa: E402
+from polyglot_harness.utils.records.dataset import METADATA_FILENAME, load_dataset  # noqa: E402
+from polyglot_harness.utils.records.instance_repo import checkout_commit, read_commit_files  # noqa: E402
 
 SAMPLES_DIR = PROJECT_ROOT / "samples"
 SCRIPT = PROJECT_ROOT / "prepare_polyglot_dataset.py"

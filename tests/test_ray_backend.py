@@ -17,12 +17,12 @@ import pytest
 import ray  # run_tests.sh installs requirements-ray.txt: a missing Ray fails, never skips
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from harness import harness  # noqa: E402
-from tests import second_engine  # noqa: E402
-from utils.docker_backend import LABEL_ROLE, LABEL_RUN  # noqa: E402
-from utils.ray_backend import RESOURCE, RayProvider, _get  # noqa: E402
-from utils.sandbox import SandboxError  # noqa: E402
-from utils.dataset import load_dataset  # noqa: E402
+from polyglot_harness.utils.run import harness  # noqa: E402
+from . import second_engine  # noqa: E402
+from polyglot_harness.utils.backends.docker.provider import LABEL_ROLE, LABEL_RUN  # noqa: E402
+from polyglot_harness.utils.backends.ray.provider import RESOURCE, RayProvider, _get  # noqa: E402
+from polyglot_harness.utils.seam.protocol import SandboxError  # noqa: E402
+from polyglot_harness.utils.records.dataset import load_dataset  # noqa: E402
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 WRITER = PROJECT_ROOT / "tests" / "fixtures" / "agents" / "writer"

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import RunOutcome, harness
-from report import report
-from utils.dataset import load_dataset
-from utils.docker_backend import list_run_containers
+from polyglot_harness.utils.run import RunOutcome, harness
+from polyglot_harness.utils.views.report import report
+from polyglot_harness.utils.records.dataset import load_dataset
+from polyglot_harness.utils.backends.docker.provider import list_run_containers
 
-from tests.conftest import GATE_WORKERS as WORKERS
+from .conftest import GATE_WORKERS as WORKERS
 
 pytestmark = pytest.mark.docker
 

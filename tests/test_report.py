@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-import report as report_module
-from utils.outcomes import Bucket, Reason
-from utils.patches import SuspiciousLine
-from utils.results import InstanceResult, build_run_report, load_instance_results
-from utils.verdict import GRADING_BUILD_ONLY
+from polyglot_harness.utils.views import report as report_module
+from polyglot_harness.utils.outcomes import Bucket, Reason
+from polyglot_harness.utils.judging.patches import SuspiciousLine
+from polyglot_harness.utils.records.results import InstanceResult, build_run_report, load_instance_results
+from polyglot_harness.utils.judging.verdict import GRADING_BUILD_ONLY
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 REPORT_JSON_KEYS = [

@@ -10,8 +10,8 @@ from typing import Callable
 
 import pytest
 
-from tests.fixtures.reports.captured import case_names, load
-from utils.runner_results import (
+from .fixtures.reports.captured import case_names, load
+from polyglot_harness.utils.judging.runner_results import (
     ERROR,
     FAILED,
     PASSED,
@@ -21,7 +21,7 @@ from utils.runner_results import (
     parse_junit_reports,
     parse_libtest_logfiles,
 )
-from utils.runner_results import TestResults as RunnerResults  # not a pytest test class
+from polyglot_harness.utils.judging.runner_results import TestResults as RunnerResults  # not a pytest test class
 
 PARSERS: dict[str, Callable[[dict[str, str]], RunnerResults]] = {
     "python": parse_junit_reports,

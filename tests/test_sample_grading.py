@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from utils.expected_tests import patch_writing
-from utils.grading import GradingRequest, grade
-from utils.instance_repo import checkout_commit
-from utils.languages import LANGUAGES
-from utils.runner_results import PASSED
+from polyglot_harness.utils.pipeline.expected_tests import patch_writing
+from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
+from polyglot_harness.utils.records.instance_repo import checkout_commit
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.judging.runner_results import PASSED
 
 pytestmark = pytest.mark.docker
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import HarnessError, harness
-from utils.agent_image import AgentPatchError, prepare_agent
+from polyglot_harness.utils.run import HarnessError, harness
+from polyglot_harness.utils.seam.agent import AgentPatchError, prepare_agent
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 WRITER = PROJECT_ROOT / "tests" / "fixtures" / "agents" / "writer"

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-import harness as harness_module
-from harness import HarnessError, harness
-from tests.test_harness_plan import fake_backend, plain_dataset  # noqa: F401 - fixtures
-from utils.outcomes import Bucket, Reason
-from utils.results import InstanceResult, write_atomic
-from utils.stages import Stage, StageError, check_stages, ended_because, judge_stage, parse_stages
+from polyglot_harness.utils import run as harness_module
+from polyglot_harness.utils.run import HarnessError, harness
+from .test_harness_plan import fake_backend, plain_dataset  # noqa: F401 - fixtures
+from polyglot_harness.utils.outcomes import Bucket, Reason
+from polyglot_harness.utils.records.results import InstanceResult, write_atomic
+from polyglot_harness.utils.pipeline.stages import Stage, StageError, check_stages, ended_because, judge_stage, parse_stages
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,10 +6,10 @@ import os
 import shutil
 from pathlib import Path
 
-from utils.build_cache import warm_key
-from utils.images import recipe_hash
-from utils.languages import LANGUAGES
-from utils.tree_hash import tree_hash
+from polyglot_harness.utils.pipeline.build_cache import warm_key
+from polyglot_harness.utils.backends.docker.images import recipe_hash
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.seam.tree_hash import tree_hash
 
 CPP = LANGUAGES["cpp"]
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from harness import HarnessError, ResumeKey, harness
-from utils.canaries import PYTHON as PYTHON_PLANTER, JAVASCRIPT as JS_PLANTER, Canary
-from utils.feedback import (FEEDBACK_MAX_CHARS, TryVerdict, drop_lines_containing, hidden_lines_not_shown,
+from polyglot_harness.utils.run import HarnessError, ResumeKey, harness
+from polyglot_harness.utils.judging.canaries import PYTHON as PYTHON_PLANTER, JAVASCRIPT as JS_PLANTER, Canary
+from polyglot_harness.utils.judging.feedback import (FEEDBACK_MAX_CHARS, TryVerdict, drop_lines_containing, hidden_lines_not_shown,
                             scrub_canaries, trim_middle, try_feedback as make_feedback)
-from utils.outcomes import Bucket, Reason
-from utils.results import InstanceResult, PhaseSeconds, build_run_report, combine_tries
+from polyglot_harness.utils.outcomes import Bucket, Reason
+from polyglot_harness.utils.records.results import InstanceResult, PhaseSeconds, build_run_report, combine_tries
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = PROJECT_ROOT / "samples"

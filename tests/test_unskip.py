@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from utils.grading import unskip_tree
-from utils.languages import JAVA, JAVASCRIPT, LANGUAGES, get_language, unskip_java, unskip_javascript
+from polyglot_harness.utils.pipeline.grading import unskip_tree
+from polyglot_harness.utils.languages import JAVA, JAVASCRIPT, LANGUAGES, get_language, unskip_java, unskip_javascript
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "samples"
 REPORTS_DIR = Path(__file__).resolve().parent / "fixtures" / "reports"

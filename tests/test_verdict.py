@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures.reports.captured import load
-from utils.languages import get_language
-from utils.runner_results import TestResults as RunnerResults  # not a pytest test class
-from utils.outcomes import Reason
-from utils.verdict import Verdict, decide
+from .fixtures.reports.captured import load
+from polyglot_harness.utils.languages import get_language
+from polyglot_harness.utils.judging.runner_results import TestResults as RunnerResults  # not a pytest test class
+from polyglot_harness.utils.outcomes import Reason
+from polyglot_harness.utils.judging.verdict import Verdict, decide
 
 RUNNERS = ["python", "go", "rust", "javascript", "java", "cpp"]
 
@@ -173,8 +173,8 @@ def test_failures_are_reported_before_an_unreadable_line():
 
 # --- expected skips and build-only instances ------------------------------------------------
 
-from utils.runner_results import TestCase  # noqa: E402
-from utils.verdict import GRADING_BUILD_ONLY  # noqa: E402
+from polyglot_harness.utils.judging.runner_results import TestCase  # noqa: E402
+from polyglot_harness.utils.judging.verdict import GRADING_BUILD_ONLY  # noqa: E402
 
 
 def cases(*pairs: tuple[str, str]) -> RunnerResults:

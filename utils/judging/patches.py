@@ -1,0 +1,210 @@
+"""Model patches: filter to what grading may take, and apply with fallbacks.
+
+Filtering (pure, unidiff-based):
+- changes to the instance's solution files are kept;
+- NEW files that look like ordinary source for the language (spec.new_source_globs, e.g. a
+  helper module) are kept, unless they are hidden/test files or on the spec's
+  `never_keep_globs` (conftest.py, jest/babel configs, build.rs, ...): an agent may split its
+  solution across files, but nothing it adds may change how tests are collected or built;
+- build artifacts (spec.artifact_globs) are dropped silently;
+- everything else (edits to tests, build and config files, deletions, binary changes) is
+  dropped and recorded as tamper, so grading runs on pristine copies of those files.
+
+Application never touches the caller's files: it works on a directory grading owns and
+tries `git apply`, then `git apply --recount --ignore-whitespace`, then `patch --fuzz=3`,
+reporting which one applied.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from ..languages import LanguageSpec, matches_any
+
+
+class PatchError(ValueError):
+    """A patch could not be parsed or applied."""
+
+
+@dataclass(frozen=True)
+class TamperRecord:
+    path: str
+    why: str  # "test_file" | "build_or_config_file" | "new_file" | "deleted_file" | "binary_file"
+
+
+@dataclass(frozen=True)
+class FilteredPatch:
+    text: str  # the kept part, a valid unified diff ('' when nothing is kept)
+    kept_paths: tuple[str, ...]
+    tamper: tuple[TamperRecord, ...]
+    artifact_paths: tuple[str, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.kept_paths
+
+
+def _clean_path(path: str) -> str:
+    path = path.rstrip("\r")  # CRLF patches
+    for prefix in ("a/", "b/"):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return path
+
+
+def filter_patch(
+    patch_text: str, spec: LanguageSpec, solution_paths: tuple[str, ...], hidden_paths: tuple[str, ...] = ()
+) -> FilteredPatch:
+    if not patch_text.strip():
+        return FilteredPatch("", (), (), ())
+    try:
+        patch = PatchSet(patch_text)
+    except UnidiffParseError as error:
+        raise PatchError(f"the model patch is not a unified diff: {error}") from error
+    if not len(patch) and ("\x00" in patch_text or "\ufffd" in patch_text):
+        # Prose is an empty patch (nothing to grade); bytes that are not even text are garbage.
+        raise PatchError(f"the model patch ({len(patch_text)} characters) is binary, not a unified diff")
+    kept_text: list[str] = []
+    kept: list[str] = []
+    tamper: list[TamperRecord] = []
+    artifacts: list[str] = []
+    for patched_file in patch:
+        path = _clean_path(patched_file.target_file if not patched_file.is_removed_file else patched_file.source_file)
+        source = _clean_path(patched_file.source_file)
+        why = _why_dropped(patched_file, path, source, spec, solution_paths, hidden_paths)
+        if why == "artifact":
+            artifacts.append(path)
+        elif why:
+            tamper.append(TamperRecord(path, why))
+        else:
+            kept.append(path)
+            kept_text.append(str(patched_file))
+    text = "".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in kept_text)
+    return FilteredPatch(text, tuple(kept), tuple(tamper), tuple(artifacts))
+
+
+def _why_dropped(patched_file, path: str, source: str, spec: LanguageSpec,
+                 solution_paths: tuple[str, ...], hidden_paths: tuple[str, ...]) -> str | None:
+    if spec.is_artifact(path):
+        return "artifact"
+    if path in hidden_paths or source in hidden_paths or spec.is_hidden(path) or spec.is_hidden(source):
+        return "test_file"
+    if patched_file.is_binary_file:
+        return "binary_file"
+    if path != source and source != "/dev/null" and not patched_file.is_added_file:
+        return "renamed_file"
+    if patched_file.is_removed_file:
+        return "deleted_file"
+    if path in solution_paths:
+        return None
+    if patched_file.is_added_file:
+        if matches_any(path, spec.new_source_globs) and not matches_any(path, spec.never_keep_globs):
+            return None
+        return "new_file"
+    return "build_or_config_file"
+
+
+# Code in a kept file that could forge a verdict from inside the test process: ending it
+# early, printing a runner's success summary, or reaching into the hidden tests or the test
+# framework. Such lines do not change the verdict (legitimate code can match); they are
+# listed in the result so a suspiciously easy resolve can be audited.
+_SUSPICIOUS = {
+    "early_exit": re.compile(r"\bos\._exit\(|\bsys\.exit\(|\bprocess\.exit\(|\bSystem\.exit\(|"
+                             r"\bprocess::exit\(|\bos\.Exit\(|\bsyscall\.Exit\(|\b_?[Ee]xit\(0\)|"
+                             r"\bquick_exit\(|\babort\(\)"),
+    "runner_output": re.compile(r"--- PASS|=== RUN|test result: ok|\d+ passed|Tests successful|"
+                                r"All tests passed|tests? (?:passed|successful)", re.I),
+    "test_framework": re.compile(r"_test\.(?:go|py|cpp)\b|\.spec\.js\b|\bjunit\b|\bpytest\b|"
+                                 r"unittest\.TestCase\.\w+\s*=|\bsetattr\(\s*unittest|\bexpect\.extend\b|"
+                                 r"\bjest\.|org\.assertj|TEST_CASE|catch2?/|--logfile|--include-ignored", re.I),
+    # Reaching the runner's process, its arguments or its report from solution code.
+    "runner_internals": re.compile(r"/proc/self|\bProcessHandle\b|addShutdownHook|\.halt\(|\bfork\(|"
+                                   r"\.init_array|link_section|constructor\)\)|__attribute__\s*\(\(\s*constructor|"
+                                   r"os\.Args\[0\]|constructor\(\s*['\"]return process|child_process|"
+                                   r"--outputFile|--junitxml|--reports-dir|--out\b|_pytest|from_item_and_call|"
+                                   r"makereport|sys\.argv|process\.argv|set_hook|panic::|src/test|tests/", re.I),
+}
+
+
+@dataclass(frozen=True)
+class SuspiciousLine:
+    path: str
+    kind: str
+    line: str
+
+
+def audit_patch(kept_text: str, limit: int = 20) -> tuple[SuspiciousLine, ...]:
+    """Added lines of the kept patch that match a forging pattern (see _SUSPICIOUS)."""
+    if not kept_text.strip():
+        return ()
+    found: list[SuspiciousLine] = []
+    for patched_file in PatchSet(kept_text):
+        path = _clean_path(patched_file.path)
+        for hunk in patched_file:
+            for line in hunk:
+                if not line.is_added:
+                    continue
+                for kind, pattern in _SUSPICIOUS.items():
+                    if pattern.search(line.value):
+                        found.append(SuspiciousLine(path, kind, line.value.strip()[:200]))
+                        break
+                if len(found) >= limit:
+                    return tuple(found)
+    return tuple(found)
+
+
+def apply_patch(tree: Path, patch_text: str) -> str:
+    """Apply `patch_text` inside directory `tree`; return the method that worked."""
+    if not patch_text.strip():
+        return "empty"
+    with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as handle:
+        handle.write(patch_text)
+        patch_file = handle.name
+    attempts = [
+        ("git apply", ["git", "apply", "--whitespace=nowarn", patch_file]),
+        ("git apply --recount --ignore-whitespace",
+         ["git", "apply", "--recount", "--ignore-whitespace", "--whitespace=nowarn", patch_file]),
+        ("patch --fuzz=3", ["patch", "--batch", "--forward", "-p1", "--fuzz=3", "--no-backup-if-mismatch",
+                            "-r", "-", "-i", patch_file]),
+    ]
+    errors = []
+    try:
+        for method, command in attempts:
+            completed = subprocess.run(command, cwd=tree, capture_output=True, text=True,
+                                       env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
+                                            "GIT_CEILING_DIRECTORIES": str(tree.parent)})
+            if completed.returncode == 0:
+                return method
+            # Each attempt is all-or-nothing here: git apply is atomic, and patch runs last.
+            errors.append(f"{method}: {(completed.stderr or completed.stdout).strip().splitlines()[-1:]}")
+    finally:
+        Path(patch_file).unlink(missing_ok=True)
+    raise PatchError("the patch does not apply: " + "; ".join(errors))
+
+
+def guard_applied_files(tree: Path, pristine: Path, spec: LanguageSpec,
+                        kept_paths: tuple[str, ...]) -> tuple[TamperRecord, ...]:
+    """Run the language's guard on every file taken from the patch; a file it rejects is
+    restored from `pristine` (or removed when new) and recorded as tamper."""
+    records = []
+    for path in kept_paths:
+        target = tree / path
+        if not target.is_file():
+            continue
+        why = spec.guard(path, target.read_bytes())
+        if why is None:
+            continue
+        original = pristine / path
+        if original.is_file():
+            target.write_bytes(original.read_bytes())
+        else:
+            target.unlink()
+        records.append(TamperRecord(path, why))
+    return tuple(records)

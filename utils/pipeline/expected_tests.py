@@ -1,0 +1,141 @@
+"""Expected test names per instance, recorded by grading each reference solution for real,
+and whether the untouched stub already passes, recorded by grading it with no patch.
+
+`prepare_polyglot_dataset.py --record_expected_tests` calls `record_expected_tests` on the
+staged dataset before moving it into place. Grading then requires every recorded name to
+appear as passed, so a solution that ends the run early (or a runner that silently collects
+fewer tests) cannot resolve. Tests the reference run leaves skipped (the pristine suite skips
+them even after un-skipping, e.g. jest's `test.skip`) are recorded as expected skips: only
+those may stay skipped. A reference that does not resolve gets no record (null) and is
+reported: that is the task-health gate for the dataset. A stub that resolves marks the
+instance `stub_passes` (refactoring exercises ship working code; build-only exercises have
+no test): any agent that changes something harmless resolves it, and reports say so.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..records.dataset import Instance, load_dataset
+from .grading import GradingRequest, grade
+from ..seam.image_settings import ImageSettings
+from ..records.instance_repo import checkout_commit
+from ..languages import LANGUAGES
+from ..judging.runner_results import ERROR, FAILED, SKIPPED
+from .pools import Sandboxes
+from ..seam.protocol import SandboxProvider
+from ..seam.registry import open_provider
+from ..judging.verdict import decide_separated
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    instance_id: str
+    test_names: tuple[str, ...] | None  # None when the reference did not resolve
+    reason: str
+    seconds: float
+    skipped_names: tuple[str, ...] = ()  # tests the reference run left skipped
+    stub_passes: bool | None = None      # the untouched stub resolves (None: not graded)
+    canary_sources: tuple[str, ...] = ()  # tests whose canary behaved on the reference
+
+
+def reference_patch(instance: Instance) -> str:
+    """The diff an agent would produce by writing the reference files over the base repo."""
+    return patch_writing(instance, {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
+                                    for path in instance.reference_dir.rglob("*") if path.is_file()})
+
+
+def patch_writing(instance: Instance, files: dict[str, bytes]) -> str:
+    """The diff (against the base commit, new files included) of writing `files` over the
+    instance's base repo; the repo itself is not touched."""
+    with tempfile.TemporaryDirectory(prefix="polyglot-reference-") as workdir:
+        clone = Path(workdir) / "repo"
+        shutil.copytree(instance.agent_repo_dir, clone)
+        for path, content in files.items():
+            (clone / path).parent.mkdir(parents=True, exist_ok=True)
+            (clone / path).write_bytes(content)
+        git = ["git", "-c", "core.autocrlf=false", "-c", "core.safecrlf=false"]
+        env = {"PATH": "/usr/bin:/bin", "GIT_INDEX_FILE": str(Path(workdir) / "index"), "HOME": workdir,
+               "GIT_CEILING_DIRECTORIES": workdir}
+        subprocess.run(git + ["read-tree", instance.base_commit], cwd=clone, check=True, env=env)
+        subprocess.run(git + ["add", "-A"], cwd=clone, check=True, env=env)
+        return subprocess.run(git + ["diff", "--cached", "--binary", "--no-color", instance.base_commit],
+                              cwd=clone, check=True, env=env, capture_output=True, text=True).stdout
+
+
+def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int = 300) -> ReferenceRun:
+    """Grade the reference solution with a canary planted for every eligible test, then the
+    untouched stub the way any agent's patch is graded."""
+    reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout, plant_all=True)
+    verdict = _reference_verdict(reference, instance)
+    if not verdict.resolved and reference.canaries:
+        # A canary that disturbed its neighbours: record from a run without canaries.
+        reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout)
+        verdict = _reference_verdict(reference, instance)
+    results = reference.real_results
+    if not verdict.resolved:
+        return ReferenceRun(instance.instance_id, None, verdict.reason, reference.seconds)
+    sources = _behaving_canaries(reference.canaries, reference.canary_cases)
+    stub = _grade_patch(sandboxes, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources)
+    return ReferenceRun(instance.instance_id, results.names(), verdict.reason, reference.seconds + stub.seconds,
+                        skipped_names=results.names(SKIPPED), stub_passes=stub.verdict.resolved,
+                        canary_sources=sources)
+
+
+def _reference_verdict(outcome, instance: Instance):
+    """The reference is trusted: what it leaves skipped, the pristine suite itself skips. With
+    canaries planted its exit status says nothing (they fail), and the canaries are judged
+    apart (_behaving_canaries)."""
+    exec_result = outcome.exec_result
+    exit_code = 0 if outcome.canaries else (exec_result.exit_code if exec_result else None)
+    results = outcome.real_results
+    return decide_separated(exit_code, bool(exec_result and exec_result.timed_out), results, {},
+                            expected_skips=results.names(SKIPPED), grading_mode=instance.grading_mode)
+
+
+def _behaving_canaries(canaries, own: dict) -> tuple[str, ...]:
+    """Tests whose canary failed with its numbers (the resolved reference passed every real test)."""
+    return tuple(sorted(canary.source for canary in canaries
+                        if canary.source in own and own[canary.source].outcome in (FAILED, ERROR)
+                        and canary.carries_secret(own[canary.source].message)))
+
+
+def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_timeout: int,
+                 expected_tests: tuple[str, ...] | None = None, expected_skips: tuple[str, ...] = (),
+                 canary_sources: tuple[str, ...] | None = None, plant_all: bool = False):
+    spec = LANGUAGES[instance.language]
+    with tempfile.TemporaryDirectory(prefix="polyglot-reference-tests-") as workdir:
+        test_tree = Path(workdir) / "tree"
+        checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
+        request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
+                                 instance.hidden_paths, expected_tests, test_timeout=test_timeout,
+                                 expected_skips=expected_skips, grading_mode=instance.grading_mode,
+                                 canary_sources=canary_sources, plant_all_canaries=plant_all)
+        return grade(sandboxes, image, request)
+
+
+def record_expected_tests(dataset_dir: Path, workers: int = 2, ca_bundle: str | None = None,
+                          log: Callable[[str], None] = print,
+                          provider: SandboxProvider | None = None) -> dict[str, ReferenceRun]:
+    instances = load_dataset(dataset_dir)
+    provider = provider or open_provider()
+    provider.prepare(log)
+    settings = ImageSettings.from_env(ca_bundle=ca_bundle)
+    languages = sorted({instance.language for instance in instances})
+    with tempfile.TemporaryDirectory(prefix="polyglot-images-") as workdir:
+        images = provider.ensure_images([LANGUAGES[language] for language in languages], None, settings,
+                                        Path(workdir), log)
+    sandboxes = Sandboxes(provider, "record-expected")
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            runs = list(pool.map(lambda instance: run_reference(sandboxes, images.grading[instance.language], instance),
+                                 instances))
+    finally:
+        sandboxes.close()
+    return {run.instance_id: run for run in runs}

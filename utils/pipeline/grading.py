@@ -1,0 +1,152 @@
+"""Grading: a fresh container, the test-commit tree, the filtered patch, tests un-skipped.
+
+Steps (host side first, so nothing the agent touched is reused):
+1. copy the test-commit tree into a directory grading owns;
+2. filter the model patch (utils/patches.py) and apply what is kept, with fallbacks; the
+   language guard then restores any kept file it rejects (e.g. a Cargo.toml retargeting tests);
+3. un-skip the tests (language spec);
+4. warm the language's shared build cache once from the pristine tree (utils/build_cache.py),
+   copy the tree into a fresh container from the language image (network off), run the
+   spec's test command under the test timeout with the report written into a directory
+   with a random name, read that report back, and decide with utils/verdict.py.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
+from .build_cache import ensure_warm, reader_env, reader_mounts
+from ..languages import LanguageSpec, matches_any
+from ..outcomes import Reason
+from ..judging.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
+from ..judging.runner_results import TestCase, TestResults
+from ..seam.protocol import ExecResult, Limits, SandboxSpec
+from .pools import Sandboxes
+from ..judging.verdict import GRADING_TESTS, Verdict, decide_separated
+
+TESTBED = "/testbed"
+
+
+@dataclass(frozen=True)
+class GradingRequest:
+    spec: LanguageSpec
+    instance_id: str
+    test_tree: Path  # the test commit's files, read-only for grading
+    patch_text: str
+    solution_paths: tuple[str, ...]
+    hidden_paths: tuple[str, ...] = ()
+    expected_tests: tuple[str, ...] | None = None
+    test_timeout: int = 120
+    expected_skips: tuple[str, ...] = ()
+    grading_mode: str = GRADING_TESTS
+    # Tests that may become canaries (recorded at preparation); None: plant none.
+    canary_sources: tuple[str, ...] | None = None
+    plant_all_canaries: bool = False  # preparation: every eligible test at once
+    # The patch already filtered by the caller (run_instance filters once per instance);
+    # None: grade() filters patch_text itself.
+    filtered: FilteredPatch | None = None
+
+
+@dataclass(frozen=True)
+class GradingOutcome:
+    verdict: Verdict
+    filtered: FilteredPatch | None
+    apply_method: str | None
+    results: TestResults
+    exec_result: ExecResult | None
+    eval_script: str
+    seconds: float
+    guarded: tuple[TamperRecord, ...] = ()  # files the language guard restored after applying
+    canaries: tuple[Canary, ...] = ()       # planted for this grading
+    # `results` split by utils.canaries.separate: the real tests (names mapped back) and each
+    # canary's own case by source.
+    real_results: TestResults = TestResults()
+    canary_cases: Mapping[str, TestCase] = field(default_factory=dict)
+
+
+def grading_sandbox_spec(image: str, limits: Limits, spec: LanguageSpec) -> SandboxSpec:
+    return SandboxSpec(image=image, role="grading", network="none", limits=limits,
+                       environment=reader_env(spec) + spec.image_cache_env, volumes=reader_mounts(spec, image))
+
+
+def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Limits = Limits(),
+          log=lambda message: None) -> GradingOutcome:
+    started = time.monotonic()
+    filtered: FilteredPatch | None = None
+    with tempfile.TemporaryDirectory(prefix="polyglot-grade-") as workdir:
+        tree = Path(workdir) / "testbed"
+        shutil.copytree(request.test_tree, tree, symlinks=True)
+        try:
+            filtered = request.filtered or filter_patch(request.patch_text, request.spec, request.solution_paths,
+                                                        request.hidden_paths)
+            apply_method = apply_patch(tree, filtered.text)
+        except PatchError as error:
+            log(f"patch did not apply: {error}")
+            return GradingOutcome(Verdict(False, Reason.PATCH_APPLY_FAILED, str(error)), filtered, None,
+                                  TestResults(), None, "", time.monotonic() - started)
+        guarded = guard_applied_files(tree, request.test_tree, request.spec, filtered.kept_paths)
+        for record in guarded:
+            log(f"guard: {record.path} restored ({record.why})")
+        unskip_tree(tree, request.spec)
+        planted = plant_canaries(tree, request)
+        if planted:
+            log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
+        report_dir = f"/tmp/report-{secrets.token_hex(8)}"
+        script = request.spec.test_command.format(report_dir=report_dir)
+        eval_script = f"mkdir -p {report_dir} && cd {TESTBED} && {script}"
+        log(f"grading {request.instance_id} in {image}: {eval_script}")
+        ensure_warm(sandboxes, request.spec, image, request.test_tree, request.instance_id, limits, log)
+        with sandboxes.start(grading_sandbox_spec(image, limits, request.spec), request.instance_id) as box:
+            box.put_directory(tree, TESTBED)
+            exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED, guard_disk=True)
+            # Nothing the code under test started may touch the report after the run.
+            box.stop()
+            report = {name: content.decode("utf-8", errors="replace")
+                      for name, content in box.get_files(report_dir).items()}
+    results = request.spec.parse_results(report)
+    planter = request.spec.canaries
+    real, own = separate(results, planted, planter.leaf if planter else lambda name: None)
+    if exec_result.disk_exceeded:
+        verdict = Verdict(False, Reason.DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
+    else:
+        verdict = decide_separated(exec_result.exit_code, exec_result.timed_out, real, own, planted,
+                                   request.expected_tests, request.expected_skips, request.grading_mode)
+    log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
+    return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script,
+                          time.monotonic() - started, guarded, planted, real, own)
+
+
+def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:
+    planter = request.spec.canaries
+    if planter is None or request.grading_mode != GRADING_TESTS:
+        return ()
+    if request.plant_all_canaries:
+        return plant(tree, planter, matches_any, None, None)
+    if not request.canary_sources:
+        return ()
+    return plant(tree, planter, matches_any, request.canary_sources, CANARIES_PER_GRADING)
+
+
+
+def unskip_tree(tree: Path, spec: LanguageSpec) -> list[str]:
+    """Apply the language's un-skip transformation in place; returns the rewritten paths."""
+    changed = []
+    if not spec.unskip_globs:
+        return changed
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        relative = path.relative_to(tree).as_posix()
+        if not matches_any(relative, spec.unskip_globs):
+            continue
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        new_text = spec.unskip_text(relative, text)
+        if new_text != text:
+            path.write_text(new_text, encoding="utf-8", errors="surrogateescape")
+            changed.append(relative)
+    return changed

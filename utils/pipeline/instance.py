@@ -1,0 +1,276 @@
+"""One instance end to end: agent phase ▶ grading phase ▶ InstanceResult and its files.
+
+Bucket rules: infrastructure failures before the agent ran are `incomplete` (after
+INFRA_RETRIES retries); a patch with nothing left after filtering is `empty_patch` (not
+tested); otherwise the verdict decides `resolved` / `unresolved`; anything unexpected is
+`error`. A timed-out or crashed agent's work is still graded.
+
+Tries (`--tries 2`, Aider's protocol): a try that ends `unresolved` or `empty_patch` (both
+failed tries, as in Aider, which retries every failure) is followed by another, up to
+job.tries. It starts in a fresh agent container from the base repo plus the previous try's
+patch as the agent left it (unfiltered: its working tree), and gets utils/feedback.py's text
+as a file. Its patch is a diff against the base commit, filtered and graded exactly like a
+first try's, with fresh canaries. `incomplete` and `error` tries end the instance (a resume
+runs it again from try 1). The result's top-level keys are the last try's verdict;
+utils.results.combine_tries documents the rest.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+from pathlib import Path
+
+from ..seam.agent import PreparedAgent
+from .agent_phase import MAX_PATCH_BYTES, AgentInterrupted, AgentRun, AgentRunSettings, TryStart, run_agent
+from ..records.dataset import Instance
+from ..judging.feedback import TryVerdict, try_feedback
+from .grading import GradingOutcome, GradingRequest, grade
+from ..records.instance_repo import checkout_commit
+from ..languages import LANGUAGES
+from ..judging.patches import PatchError, audit_patch, filter_patch
+from ..outcomes import Bucket, Reason
+from ..records.results import RETRIED_BUCKETS, InstanceResult, combine_tries, try_file_names, write_atomic
+from ..seam.protocol import Limits, SandboxError
+from .pools import Sandboxes
+
+INFRA_RETRIES = 2
+
+
+class RunCancelled(Exception):
+    """The run is stopping (Ctrl-C / SIGTERM); this instance is left unfinished."""
+
+
+@dataclass(frozen=True)
+class InstanceJob:
+    instance: Instance
+    agent: PreparedAgent
+    agent_image: str
+    grading_image: str
+    agent_settings: AgentRunSettings
+    test_timeout: int
+    grading_limits: Limits
+    run_id: str
+    model_name_or_path: str
+    output_dir: Path  # <output_dir>/<model_name_or_path>_0
+    predicted_patch: str | None = None  # --predictions: grade this patch, run no agent
+    tries: int = 1  # --tries: a failed try is followed by another, up to this many
+
+
+class InstanceLog:
+    """Timestamped per-instance log file (<id>_docker.log); never writes to the terminal."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+
+    def __call__(self, message: str) -> None:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+        with self.lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(f"{stamp} {message}\n")
+
+
+def run_instance(sandboxes: Sandboxes, job: InstanceJob, stop: threading.Event,
+                 after_agent: Callable[[], None] = lambda: None) -> InstanceResult:
+    log = InstanceLog(job.output_dir / f"{job.instance.instance_id}_docker.log")
+    started = time.monotonic()
+    tries: list[InstanceResult] = []
+    start: TryStart | None = None
+    while True:
+        result, feedback = _run_try(job, start, log, stop, sandboxes, after_agent if start is None else lambda: None)
+        tries.append(result)
+        if len(tries) >= job.tries or result.eval_result not in RETRIED_BUCKETS:
+            break
+        start = _next_try(job, result, len(tries), feedback, log)
+    return _finish(job, combine_tries(tries), started)
+
+
+def _run_try(job: InstanceJob, start: TryStart | None, log, stop: threading.Event, sandboxes: Sandboxes,
+             after_agent: Callable[[], None]) -> tuple[InstanceResult, str | None]:
+    """One try: (its result, the feedback for a next try when its tests ran and one may follow)."""
+    instance = job.instance
+    number = start.number if start is not None else 1
+    result = InstanceResult(instance_id=instance.instance_id, model_name_or_path=job.model_name_or_path,
+                            language=instance.language, agent=job.agent.name, agent_hash=job.agent.agent_hash,
+                            agent_image=job.agent_image, grading_image=job.grading_image,
+                            grading_mode=instance.grading_mode, stub_passes=instance.stub_passes)
+    started = time.monotonic()
+    feedback = None
+    if job.tries > 1:
+        log(f"try {number} of at most {job.tries}")
+    try:
+        agent_run = _agent_phase(job, result, log, stop, sandboxes, start)
+        after_agent()
+        if agent_run is not None:
+            feedback = _grading_phase(job, result, agent_run.patch, log, stop, sandboxes,
+                                      number if number < job.tries else None)
+    except RunCancelled:
+        raise
+    except Exception as error:  # noqa: BLE001 - any surprise becomes an `error` result
+        if stop.is_set():
+            raise RunCancelled() from error
+        log(traceback.format_exc())
+        result.eval_result, result.reason = Bucket.ERROR, Reason.UNEXPECTED_ERROR
+        result.error = f"{type(error).__name__}: {error}"
+        result.detail = result.error
+    result.seconds.total = round(time.monotonic() - started, 3)
+    return result, feedback
+
+
+def _next_try(job: InstanceJob, result: InstanceResult, number: int, feedback: str | None, log) -> TryStart:
+    """Keep try `number`'s files under their try names, write the feedback the next try gets."""
+    instance_id = job.instance.instance_id
+    names = try_file_names(instance_id, number, last=False)
+    for plain, kept in zip(try_file_names(instance_id, number, last=True).values(), names.values()):
+        if (job.output_dir / plain).is_file():
+            (job.output_dir / plain).replace(job.output_dir / kept)
+    text = feedback if feedback is not None else try_feedback(_verdict_of(result, number), None, (), {}, None)
+    write_atomic(job.output_dir / try_file_names(instance_id, number + 1, last=True)["feedback"], text)
+    log(f"try {number} {result.eval_result} ({result.reason}): try {number + 1} starts from its patch "
+        f"with {len(text)} characters of feedback")
+    return TryStart(number + 1, result.model_patch, text)
+
+
+def _verdict_of(result: InstanceResult, number: int) -> TryVerdict:
+    return TryVerdict(number, str(result.eval_result), str(result.reason), result.detail, tuple(result.failed_tests),
+                      result.tests.get("total", 0))
+
+
+def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes: Sandboxes,
+                 start: TryStart | None = None) -> AgentRun | None:
+    """The agent's run, or None when the instance is decided without grading."""
+    if job.predicted_patch is not None:
+        result.model_patch, result.patch_source = job.predicted_patch, "predictions"
+        return AgentRun(job.predicted_patch, "predictions", None, False, 0.0, "", {}, "")
+    spec = LANGUAGES[job.instance.language]
+    for attempt in range(1, INFRA_RETRIES + 2):
+        _check_stop(stop)
+        result.attempts = attempt
+        try:
+            agent_run = run_agent(sandboxes, job.agent_image, job.agent, job.instance, spec, job.agent_settings, log,
+                                  start)
+            break
+        except AgentInterrupted as error:
+            _check_stop(stop)
+            log(f"infrastructure failure while the agent ran (not retried: it costs model money): {error}")
+            result.eval_result, result.reason = Bucket.INCOMPLETE, Reason.AGENT_INTERRUPTED
+            result.error = result.detail = f"{type(error).__name__}: {error}"
+            return None
+        except SandboxError as error:
+            _check_stop(stop)
+            log(f"infrastructure failure (attempt {attempt}): {error}")
+            if attempt > INFRA_RETRIES:
+                result.eval_result, result.reason = Bucket.INCOMPLETE, Reason.INFRASTRUCTURE_FAILED
+                result.error = result.detail = f"{type(error).__name__}: {error}"
+                return None
+            time.sleep(1.0 * attempt)
+    result.model_patch, result.patch_source = agent_run.patch, agent_run.patch_source
+    result.agent_exit_code, result.agent_timed_out = agent_run.exit_code, agent_run.timed_out
+    result.agent_stopped = "disk_limit" if agent_run.disk_limited else ""
+    if agent_run.patch_bytes is not None:
+        result.eval_result, result.reason = Bucket.UNRESOLVED, Reason.PATCH_TOO_LARGE
+        result.detail = f"the patch holds {agent_run.patch_bytes} bytes, over the {MAX_PATCH_BYTES}-byte limit"
+    result.agent_usage = agent_run.usage
+    result.seconds.agent = round(agent_run.seconds, 3)
+    (job.output_dir / f"{job.instance.instance_id}.md").write_text(agent_run.chat_history or "", encoding="utf-8")
+    if agent_run.output_tail:
+        log("agent output (tail):\n" + agent_run.output_tail)
+    return None if agent_run.patch_bytes is not None else agent_run  # too large: nothing to grade
+
+
+def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, stop, sandboxes: Sandboxes,
+                   feedback_of_try: int | None = None) -> str | None:
+    """Grade `patch` into `result`; with `feedback_of_try` (this try's number, when another may
+    follow), returns the feedback the next try gets if the tests ran (utils/feedback.py)."""
+    instance = job.instance
+    spec = LANGUAGES[instance.language]
+    try:
+        filtered = filter_patch(patch, spec, instance.solution_paths, instance.hidden_paths)
+    except PatchError as error:
+        result.eval_result, result.reason, result.detail = Bucket.UNRESOLVED, Reason.PATCH_UNPARSEABLE, str(error)
+        return None
+    result.kept_paths = list(filtered.kept_paths)
+    result.suspicious = list(audit_patch(filtered.text))
+    result.tamper = list(filtered.tamper)
+    if filtered.is_empty:
+        result.eval_result, result.reason = Bucket.EMPTY_PATCH, Reason.EMPTY_PATCH
+        result.detail = "nothing left to grade after filtering" + (
+            f" ({len(filtered.tamper)} path(s) dropped as tamper)" if filtered.tamper else "")
+        return None
+    with tempfile.TemporaryDirectory(prefix="polyglot-tests-") as workdir:
+        test_tree = Path(workdir) / "tree"
+        checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
+        request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
+                                 instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout,
+                                 expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
+                                 canary_sources=instance.canary_sources, filtered=filtered)
+        try:
+            outcome = _grade_with_retries(job, request, log, stop, sandboxes)
+        except SandboxError as error:
+            result.eval_result, result.reason = Bucket.INCOMPLETE, Reason.GRADING_INFRASTRUCTURE_FAILED
+            result.error = result.detail = f"{type(error).__name__}: {error}"
+            return None
+        _record_grading(job, result, outcome)
+        if feedback_of_try is None or outcome.exec_result is None or result.eval_result == Bucket.RESOLVED:
+            return None
+        hidden = {path: (test_tree / path).read_text(encoding="utf-8", errors="replace")
+                  for path in instance.hidden_paths if (test_tree / path).is_file()}
+        return try_feedback(_verdict_of(result, feedback_of_try), outcome.exec_result.output, outcome.canaries, hidden,
+                            spec.canaries)
+
+
+def _grade_with_retries(job: InstanceJob, request: GradingRequest, log, stop, sandboxes: Sandboxes) -> GradingOutcome:
+    for attempt in range(1, INFRA_RETRIES + 2):
+        _check_stop(stop)
+        try:
+            return grade(sandboxes, job.grading_image, request, job.grading_limits, log)
+        except SandboxError as error:
+            _check_stop(stop)
+            log(f"grading infrastructure failure (attempt {attempt}): {error}")
+            if attempt > INFRA_RETRIES:
+                raise
+            time.sleep(1.0 * attempt)
+    raise AssertionError("unreachable")
+
+
+def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOutcome) -> None:
+    verdict = outcome.verdict
+    result.eval_result = Bucket.RESOLVED if verdict.resolved else Bucket.UNRESOLVED
+    result.reason, result.detail = verdict.reason, verdict.detail
+    result.patch_apply_method = outcome.apply_method
+    for record in outcome.guarded:
+        result.tamper.append(record)
+        if record.path in result.kept_paths:
+            result.kept_paths.remove(record.path)
+    results = outcome.real_results
+    result.canaries = [canary.source for canary in outcome.canaries]
+    result.tests = results.summary()
+    result.test_names = list(results.names())
+    result.failed_tests = [case.name for case in results.cases if case.outcome != "passed"][:50]
+    result.seconds.grading = round(outcome.seconds, 3)
+    instance_id = job.instance.instance_id
+    if outcome.exec_result is not None:
+        result.test_exit_code = outcome.exec_result.exit_code
+        result.test_timed_out = outcome.exec_result.timed_out
+        result.seconds.tests = round(outcome.exec_result.seconds, 3)
+        write_atomic(job.output_dir / f"{instance_id}_eval.md",
+                     f"# {instance_id}: {verdict.reason}\n\n{verdict.detail}\n\n```\n{outcome.exec_result.output}\n```\n")
+    write_atomic(job.output_dir / f"{instance_id}_eval.sh", f"#!/bin/sh\n{outcome.eval_script}\n")
+
+
+def _finish(job: InstanceJob, result: InstanceResult, started: float) -> InstanceResult:
+    result.success = result.eval_result == Bucket.RESOLVED
+    result.seconds.total = round(time.monotonic() - started, 3)
+    write_atomic(job.output_dir / f"{job.instance.instance_id}.json", result.to_json())
+    return result
+
+
+def _check_stop(stop: threading.Event) -> None:
+    if stop.is_set():
+        raise RunCancelled()

@@ -1,0 +1,450 @@
+"""Per-instance result JSON and the run report: every key is documented here, once.
+
+Layout of a run (HyperAgents-compatible):
+    <output_dir>/<model_name_or_path>_0/<instance_id>.json      InstanceResult (below)
+    <output_dir>/<model_name_or_path>_0/<instance_id>.md        the agent's chat history
+    <output_dir>/<model_name_or_path>_0/<instance_id>_docker.log  timestamped log: every
+                                                                 container command run
+    <output_dir>/<model_name_or_path>_0/<instance_id>_eval.sh   the grading script
+    <output_dir>/<model_name_or_path>_0/<instance_id>_eval.md   the test run's output
+    <output_dir>/<model_name_or_path>_0/run_settings.json       what resume compares
+    <output_dir>/<model_name_or_path>_0.0.json                  RunReport.run_report_json (below)
+    <output_dir>/report.json                                    RunReport.score_json, over every run
+                                                                 directory (report.py)
+A run with --tries 2 (Aider's two-try protocol, utils/run_instance.py) keeps each earlier try's
+files under try names (try_file_names): <instance_id>.try1.md, .try1_eval.md, .try1_eval.sh, and
+the feedback try 2 was given, <instance_id>.try2_feedback.md; the plain names hold the last try's.
+A staged run (--stages) adds `stages`, `ended_at_stage` and `ended_because` to the run report:
+utils/stages.py documents them.
+Buckets and reasons: utils/outcomes.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
+
+from ..outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
+from ..judging.patches import SuspiciousLine, TamperRecord
+from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
+
+# A failed try gets another (up to --tries): the buckets that count as failed tries. Aider
+# retries every failure; an empty patch is one too. incomplete / error end the instance.
+RETRIED_BUCKETS: tuple[Bucket, ...] = (Bucket.UNRESOLVED, Bucket.EMPTY_PATCH)
+
+# In result files: `tamper` is a list of {"path", "why"} (TamperRecord), `suspicious` a list of
+# {"path", "kind", "line"} (SuspiciousLine), `seconds` an object of PhaseSeconds' set fields.
+
+
+@dataclass
+class PhaseSeconds:
+    """Wall-clock seconds per phase; a phase that did not run is None and absent from JSON."""
+
+    agent: float | None = None    # the agent's run
+    grading: float | None = None  # all of grading (apply, un-skip, container, tests)
+    tests: float | None = None    # the test command alone
+    total: float | None = None    # the instance end to end
+
+    def to_dict(self) -> dict[str, float]:
+        return {name: value for name, value in asdict(self).items() if value is not None}
+
+    @staticmethod
+    def from_dict(data: Any) -> "PhaseSeconds":
+        """From `to_dict`'s shape; keys it does not know, and values that are not numbers, are dropped."""
+        if not isinstance(data, dict):
+            return PhaseSeconds()
+        return PhaseSeconds(**{spec.name: data[spec.name] for spec in fields(PhaseSeconds)
+                               if isinstance(data.get(spec.name), (int, float))})
+
+
+@dataclass
+class InstanceResult:
+    # --- HyperAgents' keys -------------------------------------------------------------------
+    instance_id: str                      # "<language>__<slug>"
+    model_name_or_path: str               # the run's name
+    model_patch: str = ""                 # the agent's patch as produced (before filtering)
+    eval_result: Bucket = Bucket.ERROR    # the bucket (utils/outcomes.py)
+    success: bool = False                 # eval_result == "resolved"
+    # --- ours ---------------------------------------------------------------------------------
+    language: str = ""
+    reason: Reason | str = ""             # machine-readable why (a Reason: tests_passed, tests_failed,
+                                          # test_timeout, patch_apply_failed, empty_patch,
+                                          # infrastructure_failed, unexpected_error, ...)
+    detail: str = ""                      # one human line expanding `reason`
+    agent: str = ""                       # agent name: oracle | null | the agent directory
+    agent_hash: str = ""                  # content hash of the agent tree + applied patches
+    agent_image: str = ""                 # image tag the agent ran in
+    grading_image: str = ""               # language image tag grading ran in
+    agent_exit_code: int | None = None    # the agent process's exit code (124/137: timeout)
+    agent_timed_out: bool = False
+    agent_stopped: str = ""               # "disk_limit": the harness stopped the agent for outgrowing
+                                          # the disk cap (--disk); its work is still graded
+    agent_usage: dict[str, Any] = field(default_factory=dict)  # the agent's agent_usage.json
+    patch_source: str = ""                # "agent" (model_patch.diff) | "harness" (computed diff)
+    kept_paths: list[str] = field(default_factory=list)        # patch paths graded
+    tamper: list[TamperRecord] = field(default_factory=list)  # [{path, why}] dropped, left pristine
+    suspicious: list[SuspiciousLine] = field(default_factory=list)  # [{path, kind, line}] kept lines that
+                                          # look like verdict forging (early exit, fake runner output,
+                                          # test-framework access); informational, for audits
+    patch_apply_method: str | None = None  # which fallback applied the patch
+    test_exit_code: int | None = None
+    test_timed_out: bool = False
+    tests: dict[str, int] = field(default_factory=dict)  # total/passed/failed/errored/skipped
+    failed_tests: list[str] = field(default_factory=list)  # names (first 50) not passing
+    test_names: list[str] = field(default_factory=list)   # every test the runner reported
+    seconds: PhaseSeconds = field(default_factory=PhaseSeconds)  # {agent, grading, tests, total}
+    canaries: list[str] = field(default_factory=list)  # tests planted as canaries in this grading
+                                          # (utils/canaries.py); their own results are not in `tests`
+    grading_mode: str = GRADING_TESTS     # "tests" | "build_only" (test-writing exercise: the build
+                                          # decides, as upstream; listed in reports)
+    stub_passes: bool | None = None       # the untouched stub resolves this instance (refactoring
+                                          # exercises, build-only ones); None: not known
+    attempts: int = 1                     # infrastructure retries included
+    error: str = ""                       # exception text for incomplete / error
+    # --- tries (--tries, Aider's two-try protocol) ----------------------------------------------
+    # Every key above is the LAST try's (the final verdict), except `agent_usage` (the numeric
+    # USAGE_KEYS summed over the tries, the other keys the last try's) and `seconds` (agent,
+    # grading and tests summed over the tries; total: the instance end to end).
+    tries: list["TryRecord"] = field(default_factory=list)  # every try run, in order (TryRecord)
+    resolved_at_try: int | None = None    # the try whose verdict was resolved (1, 2); None: none was
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result file's object: the fields above, in order, as JSON types."""
+        return asdict(self) | {"seconds": self.seconds.to_dict()}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> "InstanceResult":
+        """From a result file's object, written by this version or an older one: keys it does not
+        know are ignored, missing ones take their defaults, and a bucket or reason string this
+        vocabulary does not hold is kept as it is."""
+        known = {key: value for key, value in data.items() if key in InstanceResult.__dataclass_fields__}
+        known["eval_result"] = _member(Bucket, known.get("eval_result", Bucket.ERROR))
+        known["reason"] = _member(Reason, known.get("reason", ""))
+        known["tamper"] = _records(TamperRecord, known.get("tamper"))
+        known["suspicious"] = _records(SuspiciousLine, known.get("suspicious"))
+        known["seconds"] = PhaseSeconds.from_dict(known.get("seconds"))
+        known["tries"] = [TryRecord.from_dict(entry) for entry in known.get("tries") or [] if isinstance(entry, dict)]
+        if not isinstance(known.get("resolved_at_try"), int):
+            known["resolved_at_try"] = None
+        return InstanceResult(**known)
+
+    @property
+    def resolved_within(self) -> int | None:
+        """The try that resolved it; a result without tries (an older file) resolved at try 1."""
+        if self.eval_result != Bucket.RESOLVED:
+            return None
+        return self.resolved_at_try or 1
+
+
+@dataclass
+class TryRecord:
+    """One try of an instance (`tries` in the result file): its own verdict and work."""
+
+    try_number: int                       # 1, 2
+    eval_result: Bucket | str             # this try's bucket
+    reason: Reason | str
+    detail: str = ""
+    model_patch: str = ""                 # this try's patch as produced (a diff against the base commit)
+    patch_source: str = ""
+    kept_paths: list[str] = field(default_factory=list)
+    tamper: list[dict[str, str]] = field(default_factory=list)
+    agent_exit_code: int | None = None
+    agent_timed_out: bool = False
+    agent_usage: dict[str, Any] = field(default_factory=dict)  # this try's agent_usage.json
+    tests: dict[str, int] = field(default_factory=dict)
+    failed_tests: list[str] = field(default_factory=list)
+    canaries: list[str] = field(default_factory=list)  # planted in this try's grading (fresh each try)
+    seconds: dict[str, float] = field(default_factory=dict)  # this try's PhaseSeconds (total: the try)
+    transcript: str = ""                  # file name in the run directory: <id>.md (last try) / <id>.try1.md
+    eval_output: str = ""                 # the test run's output file (absent when nothing was tested)
+    feedback_file: str = ""               # the feedback this try was given (<id>.try2_feedback.md); "" for try 1
+
+    @staticmethod
+    def of(number: int, result: InstanceResult, last: bool) -> "TryRecord":
+        names = try_file_names(result.instance_id, number, last)
+        return TryRecord(number, result.eval_result, result.reason, result.detail, result.model_patch,
+                         result.patch_source, list(result.kept_paths), [asdict(record) for record in result.tamper],
+                         result.agent_exit_code, result.agent_timed_out, dict(result.agent_usage), dict(result.tests),
+                         list(result.failed_tests), list(result.canaries), result.seconds.to_dict(),
+                         names["transcript"], names["eval_output"], names["feedback"] if number > 1 else "")
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> "TryRecord":
+        known = {key: value for key, value in data.items() if key in TryRecord.__dataclass_fields__}
+        known.setdefault("try_number", 0)
+        known["eval_result"] = _member(Bucket, known.get("eval_result", Bucket.ERROR))
+        known["reason"] = _member(Reason, known.get("reason", ""))
+        return TryRecord(**known)
+
+
+def try_file_names(instance_id: str, number: int, last: bool) -> dict[str, str]:
+    """The run-directory files of try `number`: the last try's have the plain names."""
+    stem = instance_id if last else f"{instance_id}.try{number}"
+    return {"transcript": f"{stem}.md", "eval_output": f"{stem}_eval.md", "eval_script": f"{stem}_eval.sh",
+            "feedback": f"{instance_id}.try{number}_feedback.md"}
+
+
+def combine_tries(tries: Sequence[InstanceResult]) -> InstanceResult:
+    """The instance's result: the last try's verdict, every try in `tries`, usage and phase
+    seconds summed (InstanceResult documents each key)."""
+    final = InstanceResult.from_dict(tries[-1].to_dict())
+    final.tries = [TryRecord.of(number, result, number == len(tries)) for number, result in enumerate(tries, 1)]
+    final.resolved_at_try = next((number for number, result in enumerate(tries, 1)
+                                  if result.eval_result == Bucket.RESOLVED), None)
+    final.agent_usage = dict(tries[-1].agent_usage) | _summed_usage(tries) if len(tries) > 1 else final.agent_usage
+    final.seconds = PhaseSeconds(**{name: _sum_or_none(getattr(result.seconds, name) for result in tries)
+                                    for name in ("agent", "grading", "tests")})
+    return final
+
+
+def _sum_or_none(values: Iterable[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return round(sum(present), 3) if present else None
+
+
+Vocabulary = TypeVar("Vocabulary", Bucket, Reason)
+Record = TypeVar("Record", TamperRecord, SuspiciousLine)
+
+
+def _member(vocabulary: type[Vocabulary], value: Any) -> Vocabulary | Any:
+    """`value` as a member of `vocabulary` when it is one of its strings, else unchanged."""
+    return vocabulary(value) if value in vocabulary.__members__.values() else value
+
+
+def _records(record_type: type[Record], entries: Any) -> list[Record]:
+    """Records from their JSON objects; a field an entry lacks reads as ''."""
+    if not isinstance(entries, list):
+        return []
+    return [record_type(**{spec.name: str(entry.get(spec.name, "")) for spec in fields(record_type)})
+            for entry in entries if isinstance(entry, dict)]
+
+
+@dataclass(frozen=True)
+class RunReport:
+    """What a set of instance results adds up to: computed once (`build_run_report`), written two
+    ways. `run_report_json()` is the harness's `<name>_0.0.json`; `score_json()` is report.py's
+    `report.json`. Each method documents its keys."""
+
+    model_name_or_path: str               # the run's name ("" for report.py over several runs)
+    total_instances: int                  # the denominator: instances selected (or expected)
+    submitted_instances: int              # instances with a result file
+    ids: dict[Bucket, list[str]]          # bucket -> sorted instance ids
+    unfinished_ids: list[str]             # selected but without a result (e.g. interrupted)
+    reasons: dict[str, int]               # histogram of `reason`
+    per_language: dict[str, dict[str, int]]  # language -> {bucket: count, ..., "total": count}
+    agent_usage: dict[str, int]           # summed over the agents' agent_usage.json
+    build_only_ids: list[str]             # graded by the build alone (test-writing)
+    stub_passes_ids: list[str]            # the untouched stub resolves these
+    resolved_with_suspicious_lines: list[str]  # resolved, with kept lines that look like forging
+    instances_in_several_result_files: list[str] = field(default_factory=list)  # counted once
+    # language -> {resolved id: the try that resolved it} (pass rates)
+    resolved_tries: dict[str, dict[str, int]] = field(default_factory=dict)
+    schema_version: int = 1
+
+    def pass_rate(self, tries: int, language: str | None = None) -> float:
+        """Aider's pass_rate_<tries>: instances resolved by try `tries` (at try 1; at try 1 or 2)
+        over the instances (total_instances; for a language, its result count). With one try per
+        instance pass_rate_2 equals pass_rate_1; pass_rate_2 always equals accuracy_score's count."""
+        rows = self.resolved_tries.values() if language is None else [self.resolved_tries.get(language, {})]
+        resolved = sum(1 for row in rows for number in row.values() if number <= tries)
+        total = self.total_instances if language is None else self.per_language.get(language, {}).get("total", 0)
+        return round(resolved / total, 6) if total else 0.0
+
+    def pass_rates_json(self) -> dict[str, Any]:
+        """pass_rate_1, pass_rate_2 and pass_rates_per_language ({language: {pass_rate_1, pass_rate_2}})."""
+        return {"pass_rate_1": self.pass_rate(1), "pass_rate_2": self.pass_rate(2),
+                "pass_rates_per_language": {language: {"pass_rate_1": self.pass_rate(1, language),
+                                                       "pass_rate_2": self.pass_rate(2, language)}
+                                            for language in self.per_language}}
+
+    @property
+    def completed_ids(self) -> list[str]:
+        """Graded or empty (resolved + unresolved + empty_patch)."""
+        return sorted(instance_id for bucket in FINISHED_BUCKETS for instance_id in self.ids[bucket])
+
+    @property
+    def accuracy_score(self) -> float:
+        resolved = len(self.ids[Bucket.RESOLVED])
+        return round(resolved / self.total_instances, 6) if self.total_instances else 0.0
+
+    @property
+    def resolved_stub_passes(self) -> int:
+        return len(set(self.ids[Bucket.RESOLVED]) & set(self.stub_passes_ids))
+
+    @property
+    def accuracy_score_excluding_stub_passes(self) -> float:
+        """The score over the instances a no-op cannot resolve."""
+        rest = self.total_instances - len(self.stub_passes_ids)
+        resolved_rest = len(self.ids[Bucket.RESOLVED]) - self.resolved_stub_passes
+        return round(resolved_rest / rest, 6) if rest > 0 else 0.0
+
+    def run_report_json(self) -> dict[str, Any]:
+        """`<name>_0.0.json`: counts and ids per bucket (`error_instances` counts error +
+        incomplete), completed/unfinished ids, reasons by name, the run's name, build-only and
+        stub-passing ids, schema_version; then pass_rates_json's keys."""
+        ids = self.ids
+        return {
+            "total_instances": self.total_instances, "submitted_instances": self.submitted_instances,
+            "completed_instances": len(self.completed_ids), "resolved_instances": len(ids[Bucket.RESOLVED]),
+            "unresolved_instances": len(ids[Bucket.UNRESOLVED]), "empty_patch_instances": len(ids[Bucket.EMPTY_PATCH]),
+            "error_instances": len(ids[Bucket.ERROR]) + len(ids[Bucket.INCOMPLETE]),
+            "completed_ids": self.completed_ids, "resolved_ids": ids[Bucket.RESOLVED],
+            "unresolved_ids": ids[Bucket.UNRESOLVED], "empty_patch_ids": ids[Bucket.EMPTY_PATCH],
+            "error_ids": ids[Bucket.ERROR], "incomplete_ids": ids[Bucket.INCOMPLETE],
+            "unfinished_ids": self.unfinished_ids, "reasons": dict(sorted(self.reasons.items())),
+            "model_name_or_path": self.model_name_or_path, "build_only_ids": self.build_only_ids,
+            "stub_passes_ids": self.stub_passes_ids, "schema_version": self.schema_version,
+        } | self.pass_rates_json()
+
+    def score_json(self) -> dict[str, Any]:
+        """`report.json` (upstream-comparable names): accuracy_score = resolved / total_instances;
+        total_* counts and ids per bucket; per_language; reasons, most frequent first;
+        agent_usage; instances_in_several_result_files; resolved_with_suspicious_lines; graded_by
+        (tests / build_only); stub_passes_ids, resolved_stub_passes and
+        accuracy_score_excluding_stub_passes; then pass_rates_json's keys (Aider's pass_rate_1,
+        pass_rate_2, overall and per language)."""
+        ids = self.ids
+        return {
+            "accuracy_score": self.accuracy_score,
+            "total_resolved_instances": len(ids[Bucket.RESOLVED]),
+            "total_submitted_instances": self.submitted_instances,
+            "total_instances": self.total_instances,
+            "total_resolved_ids": ids[Bucket.RESOLVED],
+            "total_unresolved_ids": ids[Bucket.UNRESOLVED],
+            "total_emptypatch_ids": ids[Bucket.EMPTY_PATCH],
+            "total_incomplete_ids": ids[Bucket.INCOMPLETE],
+            "total_error_ids": ids[Bucket.ERROR],
+            "per_language": self.per_language,
+            "reasons": dict(sorted(self.reasons.items(), key=lambda item: (-item[1], item[0]))),
+            "agent_usage": self.agent_usage,
+            "instances_in_several_result_files": self.instances_in_several_result_files,
+            "resolved_with_suspicious_lines": self.resolved_with_suspicious_lines,
+            "graded_by": {GRADING_TESTS: self.submitted_instances - len(self.build_only_ids),
+                          GRADING_BUILD_ONLY: len(self.build_only_ids), "build_only_ids": self.build_only_ids},
+            "stub_passes_ids": self.stub_passes_ids,
+            "resolved_stub_passes": self.resolved_stub_passes,
+            "accuracy_score_excluding_stub_passes": self.accuracy_score_excluding_stub_passes,
+        } | self.pass_rates_json()
+
+
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "calls")
+
+
+def build_run_report(model_name_or_path: str, selected_ids: Sequence[str], results: Mapping[str, InstanceResult],
+                     total_instances: int | None = None,
+                     instances_in_several_result_files: Sequence[str] = ()) -> RunReport:
+    """The report of `results` over `selected_ids` (those without a result are unfinished). The
+    denominator is len(selected_ids) unless `total_instances` is given (report.py's
+    --expected_num_tasks)."""
+    by_id = dict(sorted(results.items()))
+    return RunReport(
+        model_name_or_path=model_name_or_path,
+        total_instances=len(selected_ids) if total_instances is None else total_instances,
+        submitted_instances=len(by_id),
+        ids={bucket: [i for i, r in by_id.items() if r.eval_result == bucket] for bucket in BUCKETS},
+        unfinished_ids=sorted(set(selected_ids) - set(by_id)),
+        reasons=_count(result.reason for result in by_id.values()),
+        per_language=_per_language(by_id.values()),
+        agent_usage=_summed_usage(by_id.values()),
+        build_only_ids=[i for i, r in by_id.items() if r.grading_mode == GRADING_BUILD_ONLY],
+        stub_passes_ids=[i for i, r in by_id.items() if r.stub_passes],
+        resolved_with_suspicious_lines=[i for i, r in by_id.items() if r.eval_result == Bucket.RESOLVED and r.suspicious],
+        instances_in_several_result_files=sorted(instances_in_several_result_files),
+        resolved_tries=_resolved_tries(by_id.values()),
+    )
+
+
+def _resolved_tries(results: Iterable[InstanceResult]) -> dict[str, dict[str, int]]:
+    table: dict[str, dict[str, int]] = {}
+    for result in results:
+        if result.resolved_within is not None:
+            table.setdefault(result.language or "?", {})[result.instance_id] = result.resolved_within
+    return dict(sorted(table.items()))
+
+
+def _count(values: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for value in values:
+        counts[value] = counts.get(value, 0) + 1
+    return counts
+
+
+def _per_language(results: Iterable[InstanceResult]) -> dict[str, dict[str, int]]:
+    table: dict[str, dict[str, int]] = {}
+    for result in results:
+        row = table.setdefault(result.language or "?", {bucket: 0 for bucket in BUCKETS} | {"total": 0})
+        row[result.eval_result] = row.get(result.eval_result, 0) + 1
+        row["total"] += 1
+    return dict(sorted(table.items()))
+
+
+def _summed_usage(results: Iterable[InstanceResult]) -> dict[str, int]:
+    """USAGE_KEYS summed over the results whose agent_usage holds them as numbers."""
+    usage = {key: 0 for key in USAGE_KEYS}
+    for result in results:
+        for key in USAGE_KEYS:
+            value = result.agent_usage.get(key) if isinstance(result.agent_usage, dict) else None
+            if isinstance(value, (int, float)):
+                usage[key] += int(value)
+    return usage
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False,
+                                     encoding="utf-8") as handle:
+        handle.write(text)
+        temporary = handle.name
+    os.replace(temporary, path)
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+@dataclass(frozen=True)
+class LoadedResults:
+    results: dict[str, InstanceResult]   # instance id -> its latest result, sorted by id
+    in_several_files: list[str]          # ids found in more than one result file (latest counted)
+
+
+def read_instance_result(path: Path) -> InstanceResult | None:
+    """The result a file holds; None for any other file (run_settings.json, unreadable JSON, an
+    object whose instance_id or eval_result is not a string)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict) and isinstance(data.get("instance_id"), str) and isinstance(data.get("eval_result"), str):
+        return InstanceResult.from_dict(data)
+    return None
+
+
+def load_results(paths: Iterable[Path]) -> LoadedResults:
+    """The results in `paths`; an instance found in several files counts once, from the most
+    recently written one."""
+    latest: dict[str, tuple[float, InstanceResult]] = {}
+    several: set[str] = set()
+    for path in paths:
+        result = read_instance_result(path)
+        if result is None:
+            continue
+        written = path.stat().st_mtime
+        if result.instance_id in latest:
+            several.add(result.instance_id)
+            if latest[result.instance_id][0] > written:
+                continue
+        latest[result.instance_id] = (written, result)
+    return LoadedResults({i: entry[1] for i, entry in sorted(latest.items())}, sorted(several))
+
+
+def load_instance_results(run_dir: Path) -> dict[str, InstanceResult]:
+    """One run directory's results (none when it does not exist)."""
+    return load_results(sorted(run_dir.glob("*.json"))).results if run_dir.is_dir() else {}

@@ -1,0 +1,100 @@
+"""The agent, prepared on the host for its layer (built by utils/images.py over a language image).
+
+1. The agent directory is copied on the host; `--model_patch_paths` patches are applied to
+   the copy in order (HyperAgents' lineage semantics). A hunk whose file lies outside the
+   agent tree is dropped with a warning; a patch that does not apply raises
+   AgentPatchError naming the patch and the file. Input patch files are only read.
+2. The tag is a content hash of (language image id, agent tree, patches). Its Dockerfile
+   installs requirements.txt in a layer of its own BEFORE copying the code, so a code-only
+   change reuses the engine's cached pip layer and rebuilds in seconds.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from .tree_hash import tree_hash
+
+AGENT_DIR_IN_CONTAINER = "/agent"
+BUILTIN_AGENTS = ("oracle", "null")
+_IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".git", ".mypy_cache")
+
+
+
+class AgentPatchError(ValueError):
+    """A --model_patch_paths patch is unreadable or does not apply to the agent."""
+
+
+@dataclass(frozen=True)
+class PreparedAgent:
+    name: str            # oracle | null | the agent directory
+    tree: Path | None    # the patched copy (None for built-in agents)
+    agent_hash: str
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def builtin(self) -> bool:
+        return self.tree is None
+
+
+def prepare_agent(agent: str, patch_paths: list[Path], workdir: Path) -> PreparedAgent:
+    if agent in BUILTIN_AGENTS:
+        if patch_paths:
+            raise AgentPatchError(f"--model_patch_paths cannot be applied to the built-in {agent} agent")
+        return PreparedAgent(agent, None, agent)
+    source = Path(agent)
+    if not (source / "run_task_agent.py").is_file():
+        raise AgentPatchError(f"agent directory {source} has no run_task_agent.py")
+    tree = workdir / "agent"
+    shutil.copytree(source, tree, ignore=_IGNORED)
+    if not (tree / "requirements.txt").exists():
+        (tree / "requirements.txt").write_text("")
+    warnings: list[str] = []
+    for patch_path in patch_paths:
+        warnings += _apply_lineage_patch(tree, patch_path)
+    return PreparedAgent(str(source), tree, tree_hash(tree)[:16], tuple(warnings))
+
+
+def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
+    try:
+        text = patch_path.read_text(encoding="utf-8")
+        patch = PatchSet(text)
+    except (OSError, UnicodeDecodeError, UnidiffParseError) as error:
+        raise AgentPatchError(f"{patch_path}: not a readable unified diff ({error})") from error
+    if not len(patch):
+        # A broken loop would otherwise evaluate the parent generation as if it were the child.
+        raise AgentPatchError(f"{patch_path} holds no diff: nothing to apply to the agent")
+    warnings: list[str] = []
+    kept: list[str] = []
+    # A diff taken at this project's root names agent files as agent/...; then every other
+    # file is outside the agent tree. A diff taken inside the agent directory names them bare.
+    rooted = any(patched_file.path.startswith("agent/") for patched_file in patch)
+    for patched_file in patch:
+        path = patched_file.path
+        if path.startswith("/") or ".." in Path(path).parts or (rooted and not path.startswith("agent/")):
+            warnings.append(f"{patch_path}: dropped hunks for {path} (outside the agent tree)")
+            continue
+        kept.append(str(patched_file))
+    if not kept:
+        raise AgentPatchError(f"{patch_path} holds no change for the agent: every file it touches is outside "
+                              f"the agent tree")
+    with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as handle:
+        handle.write("".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in kept))
+        filtered = handle.name
+    try:
+        completed = subprocess.run(["git", "apply", "--whitespace=nowarn", "-p2" if rooted else "-p1", filtered], cwd=tree,
+                                   capture_output=True, text=True,
+                                   env={"PATH": "/usr/bin:/bin", "GIT_CEILING_DIRECTORIES": str(tree.parent)})
+    finally:
+        Path(filtered).unlink(missing_ok=True)
+    if completed.returncode != 0:
+        detail = (completed.stderr or completed.stdout).strip().splitlines()
+        raise AgentPatchError(f"{patch_path} does not apply to the agent: {detail[0] if detail else 'git apply failed'}")
+    return warnings

@@ -1,0 +1,186 @@
+"""Score a harness output directory: accuracy, buckets, per-language table, reasons, cost;
+or compare two runs.
+
+    python report.py --output_dir runs/ [--expected_num_tasks 225] [--prices prices.json]
+    python report.py --compare runs/gen_1_0 runs/gen_2_0 [--prices prices.json] [--json FILE|-]
+    python report.py --output_dir runs/ --html [FILE]    (or --compare A B --html FILE)
+
+Reads every instance result JSON under the output directory (each `<name>_0/` run dir),
+writes `<output_dir>/report.json` and prints a short table. An instance found in several
+result files counts once (the most recently written file wins), and the report says so.
+accuracy_score = resolved / expected_num_tasks when given, else / submitted instances
+(comparable with upstream: build-only and stub-passing instances count like any other).
+`graded_by` says which instances were graded by their tests and which by the build alone
+(test-writing exercises); `stub_passes_ids` lists instances the untouched stub already
+resolves (refactoring exercises and build-only ones), and
+`accuracy_score_excluding_stub_passes` scores only the instances a no-op cannot resolve.
+`cost` (added after every other key) is utils.pricing.RunCost.to_json with a price table
+(`--prices`, utils/pricing.py), else null: agent_usage then holds the tokens only.
+
+`--compare RUN_A RUN_B` (utils/compare.py, which states how instance sets, datasets and
+incomplete instances are treated) prints B against A as a table, or with `--json FILE` writes
+the comparison's JSON to FILE too (`--json -`: prints the JSON instead of the table). It writes
+nothing else. `--html` also writes one self-contained page (utils/html_report.py) to FILE,
+by default `<output_dir>/report.html`. Bad input (a missing run, runs of different datasets, a bad price table): one line
+on stderr, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from .compare import CompareError, compare_runs, format_comparison
+from .html import HtmlReportError, check_output_path, compare_page, run_page, write_page
+from ..outcomes import BUCKETS
+from .pricing import PriceTable, PriceTableError, load_price_table, run_cost
+from ..records.results import LoadedResults, build_run_report, load_results, write_json
+
+
+class ReportError(RuntimeError):
+    pass
+
+
+def collect_results(output_dir: Path) -> LoadedResults:
+    """Every run directory's results under `output_dir`, the latest file per instance."""
+    if not output_dir.is_dir():
+        raise ReportError(f"output directory {output_dir} does not exist")
+    return load_results(sorted(output_dir.glob("*/*.json")))
+
+
+def report(output_dir: str | Path, expected_num_tasks: int | None = None,
+           prices: PriceTable | None = None) -> dict[str, Any]:
+    """Write `<output_dir>/report.json` (utils.results.RunReport.score_json, then `cost`) and return it."""
+    output_dir = Path(output_dir)
+    loaded = collect_results(output_dir)
+    if expected_num_tasks is not None and expected_num_tasks <= 0:
+        raise ReportError("--expected_num_tasks must be positive")
+    run_report = build_run_report("", list(loaded.results), loaded.results, expected_num_tasks,
+                                  loaded.in_several_files)
+    cost = run_cost(loaded.results.values(), prices).to_json() if prices is not None else None
+    data = run_report.score_json() | {"cost": cost}
+    write_json(output_dir / "report.json", data)
+    return data
+
+
+def format_table(data: dict[str, Any]) -> str:
+    columns = ("total",) + BUCKETS
+    lines = [f"{'language':<12}" + "".join(f"{column:>12}" for column in columns)]
+    for language, row in data["per_language"].items():
+        lines.append(f"{language:<12}" + "".join(f"{row.get(column, 0):>12}" for column in columns))
+    lines.append(f"accuracy_score {data['accuracy_score']:.4f} "
+                 f"({data['total_resolved_instances']}/{data['total_instances']})")
+    lines.append(_pass_rate_line(data))
+    if data["stub_passes_ids"]:
+        lines.append(f"note: {len(data['stub_passes_ids'])} instance(s) resolve with the untouched stub "
+                     f"({data['resolved_stub_passes']} of them resolved here); without them: "
+                     f"{data['accuracy_score_excluding_stub_passes']:.4f}")
+    if data["resolved_with_suspicious_lines"]:
+        lines.append(f"audit: {len(data['resolved_with_suspicious_lines'])} resolved instance(s) have kept lines that "
+                     f"look like verdict forging (see `suspicious` in their result): "
+                     f"{', '.join(data['resolved_with_suspicious_lines'][:10])}")
+    if data["cost"] is not None:
+        lines.append(_cost_line(data["cost"]))
+    if data["instances_in_several_result_files"]:
+        lines.append(f"note: {len(data['instances_in_several_result_files'])} instance(s) found in several result "
+                     f"files were counted once (latest file): {', '.join(data['instances_in_several_result_files'][:10])}")
+    return "\n".join(lines)
+
+
+def _pass_rate_line(data: dict[str, Any]) -> str:
+    """Aider's pass rates (--tries 2), overall and per language as pass_rate_1/pass_rate_2."""
+    per_language = ", ".join(f"{language} {rates['pass_rate_1']:.2f}/{rates['pass_rate_2']:.2f}"
+                             for language, rates in data["pass_rates_per_language"].items())
+    return f"pass_rate_1 {data['pass_rate_1']:.4f}, pass_rate_2 {data['pass_rate_2']:.4f} ({per_language})"
+
+
+def _cost_line(cost: dict[str, Any]) -> str:
+    per_language = ", ".join(f"{language} {usd:.4f}" for language, usd in cost["per_language_usd"].items())
+    line = f"cost_usd {cost['total_usd']:.4f} ({per_language})"
+    if cost["unpriced_ids"]:
+        line += (f"; {len(cost['unpriced_ids'])} instance(s) unpriced, left out (models not in the price table: "
+                 f"{', '.join(cost['unpriced_models']) or '(none named)'})")
+    return line
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--output_dir", help="score every run directory under it; writes report.json there")
+    mode.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), help="compare run directory B with A")
+    parser.add_argument("--expected_num_tasks", type=int, default=None, help="with --output_dir: the denominator")
+    parser.add_argument("--prices", metavar="FILE",
+                        help='JSON {model: {"input": USD, "output": USD}} per million tokens')
+    parser.add_argument("--html", nargs="?", const="", metavar="FILE", dest="html_path",
+                        help="also write a self-contained HTML page (utils/html_report.py) to FILE; with "
+                             "--output_dir FILE defaults to <output_dir>/report.html, with --compare it is required")
+    parser.add_argument("--json", metavar="FILE", dest="json_path",
+                        help="with --compare: also write the comparison as JSON to FILE (-: print it instead)")
+    return parser.parse_args(argv)
+
+
+def _check_mode(args: argparse.Namespace) -> None:
+    if args.compare and args.expected_num_tasks is not None:
+        raise ReportError("--expected_num_tasks applies to --output_dir, not --compare")
+    if args.output_dir and args.json_path is not None:
+        raise ReportError("--json applies to --compare (--output_dir writes report.json)")
+
+
+def _run_compare(args: argparse.Namespace, prices: PriceTable | None) -> None:
+    comparison = compare_runs(args.compare[0], args.compare[1], prices)
+    if args.json_path == "-":
+        print(json.dumps(comparison.to_json(), indent=2))
+        return
+    if args.json_path is not None:
+        try:
+            write_json(Path(args.json_path), comparison.to_json())
+        except OSError as error:
+            raise ReportError(f"cannot write {args.json_path}: {error.strerror or error}") from None
+    print(format_comparison(comparison))
+    if args.json_path is not None:
+        print(f"comparison: {args.json_path}")
+
+
+def html_output_path(args: argparse.Namespace) -> Path | None:
+    """--html's file (None without --html), checked before anything is written."""
+    if args.html_path is None:
+        return None
+    if args.compare and not args.html_path:
+        raise ReportError("--html with --compare needs a FILE (the run directories are inputs, not written)")
+    path = Path(args.html_path or Path(args.output_dir) / "report.html")
+    check_output_path(path)
+    return path
+
+
+def write_html_page(args: argparse.Namespace, path: Path | None, prices: PriceTable | None) -> None:
+    """The run page (--output_dir) or the side-by-side page (--compare) at `path`; nothing when None."""
+    if path is None:
+        return
+    page = (compare_page(Path(args.compare[0]), Path(args.compare[1]), prices) if args.compare
+            else run_page(Path(args.output_dir), prices, args.expected_num_tasks))
+    write_page(path, page)
+    print(f"html: {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        _check_mode(args)
+        prices = load_price_table(args.prices) if args.prices is not None else None
+        html_path = html_output_path(args)
+        if args.compare:
+            _run_compare(args, prices)
+            write_html_page(args, html_path, prices)
+            return 0
+        data = report(args.output_dir, args.expected_num_tasks, prices)
+        write_html_page(args, html_path, prices)
+    except (ReportError, CompareError, PriceTableError, HtmlReportError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(format_table(data))
+    print(f"report: {Path(args.output_dir) / 'report.json'}")
+    return 0
+
