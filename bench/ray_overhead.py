@@ -68,7 +68,7 @@ def main() -> int:
                                                                 "resources": {RESOURCE: 2 * args.max_workers}})
         try:
             if args.nodes == 2:
-                from tests import second_engine
+                from polyglot_harness.tests import second_engine
 
                 second = second_engine.start()
                 cluster.add_node(num_cpus=1, resources={RESOURCE: 2 * args.max_workers},

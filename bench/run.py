@@ -47,14 +47,14 @@ if __package__ in (None, ""):
 import docker
 import docker.errors
 
-import prepare_polyglot_dataset
+import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness import prepare_polyglot_dataset
 from bench.bare import BareRun, run_bare
 from bench.concurrency import SLOW_START_S, TARGET_SLEEP_RATIO, concurrency_figures
 from bench.image_timings import (agent_layer_timings, cold_builds, cold_image_tags, remove_images, warm_checks,
                                  warn_cold)
 from bench.overhead import PHASES, InstanceOverhead, PhaseRecorder, run_noop_grading
 from bench.table import render, spread
-import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
 from polyglot_harness.utils.run import DEFAULT_DISK, HarnessError, _default_limits, harness
 from polyglot_harness.utils.seam.agent import AgentPatchError
 from polyglot_harness.utils.records.dataset import DatasetError, Instance, load_dataset, select_instances
