@@ -38,8 +38,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from polyglot_harness.tests.headless_chromium import chromium_path, dump_dom, screenshot  # noqa: E402
 import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness.tests.headless_chromium import chromium_path, dump_dom, screenshot  # noqa: E402
 from polyglot_harness.utils.views.html import run_page, write_page  # noqa: E402
 from polyglot_harness.utils.outcomes import Bucket, Reason  # noqa: E402
 from polyglot_harness.utils.judging.feedback import FEEDBACK_MAX_CHARS  # noqa: E402
