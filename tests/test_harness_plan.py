@@ -71,10 +71,9 @@ def test_config_is_frozen_and_checked_before_anything_starts(plain_dataset, tmp_
         harness_module.harness(dataset=plain_dataset, agent="null", output_dir=tmp_path, backend="kubernetes")
     assert fake_backend == [] and not any(tmp_path.iterdir()), "nothing may start for a bad setting"
     config = harness_module.RunConfig(
-        subsets=("samples",), num_samples=-1, max_workers=1, name="x", model_patch_paths=(), output_dir=tmp_path,
-        dataset=plain_dataset, instance_ids=None, languages=None, agent="null", model=None, agent_timeout=1,
-        test_timeout=1, predictions=None, cpus=None, memory=None, pids_limit=64, disk=None, pass_env=None,
-        agent_network="none", ca_bundle=None, force=False, progress=False, backend="fake")
+        subset=("samples",), max_workers=1, model_name_or_path="x", output_dir=tmp_path, dataset=plain_dataset,
+        agent="null", agent_timeout=1, test_timeout=1, pids_limit=64, disk=None, agent_network="none",
+        progress=False, backend="fake")
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.max_workers = 50  # type: ignore[misc]
     plan = harness_module.plan_run(config, tmp_path)

@@ -219,11 +219,12 @@ def test_bad_tries_are_one_error_line_and_exit_2(tmp_path, arguments, message):
 
 
 def test_settings_written_before_tries_existed_resume_as_one_try():
-    key = ResumeKey("oracle", None, "abc", 120, 600, None, tries=1)
+    key = ResumeKey("oracle", None, "abc", {"test_timeout": 120, "agent_timeout": 600, "model": None, "tries": 1})
     saved = {"agent": "oracle", "agent_hash": None, "dataset_hash": "abc", "test_timeout": 120,
              "agent_timeout": 600, "model": None}
     assert key.differing(saved) == []
-    assert ResumeKey("oracle", None, "abc", 120, 600, None, tries=2).differing(saved) == ["tries"]
+    two = ResumeKey("oracle", None, "abc", {"test_timeout": 120, "agent_timeout": 600, "model": None, "tries": 2})
+    assert two.differing(saved) == ["tries"]
 
 
 # --- end to end ----------------------------------------------------------------------------------
