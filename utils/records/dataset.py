@@ -204,10 +204,6 @@ class Instance:
         )
 
     @property
-    def test_paths(self) -> tuple[str, ...]:
-        return self.files.get("test", ())
-
-    @property
     def spec(self) -> LanguageSpec:
         return get_language(self.language)
 
@@ -217,10 +213,6 @@ class Selection:
     instances: tuple[Instance, ...]
     # Ids named more than once by the subsets and --instance_ids, each dropped once.
     duplicate_ids: tuple[str, ...] = ()
-
-    @property
-    def duplicates_dropped(self) -> int:
-        return len(self.duplicate_ids)
 
 
 def load_dataset(dataset_dir: Path = DEFAULT_DATASET_DIR) -> list[Instance]:
