@@ -20,7 +20,7 @@ instance_id is `<language>__<slug>`. The test commit adds the hidden files (test
 test-case files); `.meta/` and the reference solution are in no repository. Because the
 agent repo never received an object of the test commit, copying `agent/` cannot leak
 the tests: grading takes the test commit's tree from `grading.git`
-(`utils.instance_repo.checkout_commit`).
+(`utils/records/instance_repo.py checkout_commit`).
 
 The metadata keys (HyperAgents' plus ours) are the fields of `MetadataEntry`, which both
 the writer and this reader use. Paths in the metadata are relative to the dataset directory.
@@ -108,12 +108,12 @@ class MetadataEntry:
     # un-skipping); null until recorded.
     expected_skips: tuple[str, ...] | None = None
     # "tests", or "build_only" for test-writing exercises marked `.meta/.skip_tests`: nothing
-    # to run, the build decides (utils/verdict.py).
+    # to run, the build decides (utils/judging/verdict.py).
     grading_mode: str = GRADING_TESTS
     # The untouched stub already resolves (e.g. refactoring exercises); null until graded.
     stub_passes: bool | None = None
     # Tests whose planted canary behaved on the reference run (grading plants a random few
-    # of them, utils/canaries.py); null until recorded.
+    # of them, utils/judging/canaries.py); null until recorded.
     canary_sources: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -183,10 +183,10 @@ class Instance:
     expected_tests: tuple[str, ...] | None = None
     # Tests the reference run left skipped (allowed to stay skipped); None until recorded.
     expected_skips: tuple[str, ...] | None = None
-    grading_mode: str = GRADING_TESTS  # or GRADING_BUILD_ONLY (utils/verdict.py)
+    grading_mode: str = GRADING_TESTS  # or GRADING_BUILD_ONLY (utils/judging/verdict.py)
     # The untouched stub resolves (refactoring exercises, build-only ones); None: not graded.
     stub_passes: bool | None = None
-    # Tests that may be planted as canaries at grading (utils/canaries.py); None: not recorded.
+    # Tests that may be planted as canaries at grading (utils/judging/canaries.py); None: not recorded.
     canary_sources: tuple[str, ...] | None = None
 
     @staticmethod
