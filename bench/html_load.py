@@ -43,7 +43,9 @@ from polyglot_harness.tests.headless_chromium import chromium_path, dump_dom, sc
 from polyglot_harness.utils.views.html import run_page, write_page  # noqa: E402
 from polyglot_harness.utils.outcomes import Bucket, Reason  # noqa: E402
 from polyglot_harness.utils.judging.feedback import FEEDBACK_MAX_CHARS  # noqa: E402
-from polyglot_harness.utils.records.results import InstanceResult, combine_tries, load_instance_results, try_file_names  # noqa: E402
+from polyglot_harness.utils.records.loaded_run import load_output_dir  # noqa: E402
+from polyglot_harness.utils.records.results import InstanceResult, combine_tries, load_instance_results  # noqa: E402
+from polyglot_harness.utils.records.run_dir import try_files  # noqa: E402
 
 RENDERED_MS = re.compile(r'data-rendered-ms="([0-9.]+)"')
 
@@ -73,16 +75,16 @@ def add_first_try(result: InstanceResult, target_run: Path, transcript_bytes: in
     """`result` as try 2 after a failed try 1, with try 1's files and the feedback written."""
     first = failed_first_try(result)
     instance_id = result.instance_id
-    names = try_file_names(instance_id, 1, last=False)
-    (target_run / names["transcript"]).write_text(agent_like_transcript(first, transcript_bytes, rng), encoding="utf-8")
+    names = try_files(instance_id, 1, last=False)
+    (target_run / names.transcript).write_text(agent_like_transcript(first, transcript_bytes, rng), encoding="utf-8")
     eval_output = target_run / f"{instance_id}_eval.md"
     if eval_output.is_file():
-        shutil.copyfile(eval_output, target_run / names["eval_output"])
+        shutil.copyfile(eval_output, target_run / names.eval_output)
         feedback = eval_output.read_text(encoding="utf-8", errors="replace")
     else:
         feedback = ""
     feedback = (feedback * (1 + FEEDBACK_MAX_CHARS // max(1, len(feedback))))[:FEEDBACK_MAX_CHARS]
-    (target_run / try_file_names(instance_id, 2, last=True)["feedback"]).write_text(feedback, encoding="utf-8")
+    (target_run / try_files(instance_id, 2, last=True).feedback).write_text(feedback, encoding="utf-8")
     combined = combine_tries([first, result])
     combined.seconds.total = round(2 * (result.seconds.total or 0), 3)  # run_instance sets the end-to-end total
     return combined
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         count = build_run(args.source_run, output_dir / "bench_0", args.transcript_kb * 1024, args.unresolved_share,
                           args.two_tries)
         started = time.perf_counter()
-        page_html = run_page(output_dir, prices=None)
+        page_html = run_page(load_output_dir(output_dir), prices=None)
         build_s = time.perf_counter() - started
         page = Path(scratch) / "report.html"
         write_page(page, page_html)

@@ -73,7 +73,7 @@ def test_subset_files_are_hyperagents_lists():
 def test_small_subset_has_10_instances(instances):
     selection = select_instances(instances, subsets=["small"])
     assert ids(selection) == SMALL
-    assert selection.duplicates_dropped == 0
+    assert selection.duplicate_ids == ()
 
 
 def test_medium_subset_has_50_instances(instances):
@@ -83,7 +83,6 @@ def test_medium_subset_has_50_instances(instances):
 def test_small_plus_medium_drops_and_reports_the_one_duplicate(instances):
     selection = select_instances(instances, subsets=["small", "medium"])
     assert len(selection.instances) == 59
-    assert selection.duplicates_dropped == 1
     assert selection.duplicate_ids == ("python__dominoes",)
     assert ids(selection)[:10] == SMALL
 
@@ -201,7 +200,7 @@ def test_loaded_instances_point_into_the_dataset(tmp_path):
     assert rust.reference_dir == tmp_path / "dataset" / "references" / "rust__leap"
     assert rust.solution_paths == ("src/lib.rs", "Cargo.toml")
     assert rust.hidden_paths == ("tests/leap.rs",)
-    assert rust.test_paths == ("tests/leap.rs",)
+    assert rust.files["test"] == ("tests/leap.rs",)
     assert rust.expected_tests is None
     assert len(rust.base_commit) == 40 and rust.base_commit != rust.test_commit
 

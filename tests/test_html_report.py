@@ -27,11 +27,13 @@ import pytest
 from .conftest import IN_CI
 from .headless_chromium import chromium_path, dump_dom, screenshot
 from .test_report import PROJECT_ROOT, tree_state
-from polyglot_harness.utils.views.html import (MAX_TEXT_CHARS, clipped, diff_line_class, embed_json, instance_row, latest_result_dirs,
-                               ordered_test_rows, patch_files, run_tries, try_details)
+from polyglot_harness.utils.views.html import (MAX_TEXT_CHARS, clipped, diff_line_class, embed_json, instance_row,
+                                               ordered_test_rows, patch_files, run_tries, try_details)
 from polyglot_harness.utils.outcomes import Bucket, Reason
 from polyglot_harness.utils.judging.patches import SuspiciousLine, TamperRecord
-from polyglot_harness.utils.records.results import InstanceResult, PhaseSeconds, combine_tries, load_results, try_file_names
+from polyglot_harness.utils.records.loaded_run import load_output_dir, load_run_dir
+from polyglot_harness.utils.records.results import InstanceResult, PhaseSeconds, combine_tries
+from polyglot_harness.utils.records.run_dir import RunDirectory, try_files
 
 PRICES = {"model-a": {"input": 1.0, "output": 10.0}}
 LEAP_PATCH = """diff --git a/leap.py b/leap.py
@@ -124,16 +126,16 @@ TWO_TRY_RUN = [
 
 def write_two_try_run(run_dir: Path, results: list[InstanceResult], texts: dict[str, str] | None = None) -> Path:
     """A --tries 2 run directory as the harness leaves it: the last try's files under the plain
-    names, each earlier try's under try_file_names, the feedback each later try was given, and
+    names, each earlier try's under try_files, the feedback each later try was given, and
     run_settings.json with tries 2. `texts` overrides a file's content by its name."""
     write_run(run_dir, results, texts)
     for instance_result in results:
         instance_id = instance_result.instance_id
         for record in instance_result.tries[:-1]:
-            names = try_file_names(instance_id, record.try_number, last=False)
-            (run_dir / names["transcript"]).write_text(f"# {instance_id}: try {record.try_number} transcript\n")
-            (run_dir / names["eval_output"]).write_text(f"# {instance_id}: try {record.try_number} test output\n")
-            feedback = try_file_names(instance_id, record.try_number + 1, last=True)["feedback"]
+            names = try_files(instance_id, record.try_number, last=False)
+            (run_dir / names.transcript).write_text(f"# {instance_id}: try {record.try_number} transcript\n")
+            (run_dir / names.eval_output).write_text(f"# {instance_id}: try {record.try_number} test output\n")
+            feedback = try_files(instance_id, record.try_number + 1, last=True).feedback
             (run_dir / feedback).write_text(f"# {instance_id}: feedback after try {record.try_number}\n")
     for name, text in (texts or {}).items():
         (run_dir / name).write_text(text)
@@ -215,14 +217,14 @@ def test_detail_comes_from_the_run_dir_of_the_counted_result(tmp_path: Path, rew
         result_file.write_text(result_file.read_text().replace('"detail": ""', f'"detail": "{name}"'))
     later = time.time() + 5
     os.utime(tmp_path / "out" / rewritten / "python__leap.json", (later, later))
-    counted = load_results(sorted((tmp_path / "out").glob("*/*.json"))).results["python__leap"]
-    assert counted.detail == rewritten
-    assert latest_result_dirs(tmp_path / "out", ["python__leap"]) == {"python__leap": tmp_path / "out" / rewritten}
+    loaded = load_output_dir(tmp_path / "out")
+    assert loaded.results["python__leap"].detail == rewritten
+    assert loaded.files("python__leap").transcript == tmp_path / "out" / rewritten / "python__leap.md"
 
 
 def test_earlier_try_carries_its_own_patch_tests_and_files_and_the_final_try_its_feedback(tmp_path: Path):
     run_dir = write_two_try_run(tmp_path / "two_0", TWO_TRY_RUN[:1])
-    first, second = try_details(TWO_TRY_RUN[0], run_dir)
+    first, second = try_details(TWO_TRY_RUN[0], RunDirectory(run_dir).instance("python__leap"))
     assert (first["number"], first["final"], first["bucket"], first["reason"], first["resolved"]) == (
         1, False, "unresolved", "tests_failed", False)
     assert first["failed_tests"] == ["test_year_divisible_by_400"] and first["tests"]["failed"] == 1
@@ -241,7 +243,7 @@ def test_earlier_try_carries_its_own_patch_tests_and_files_and_the_final_try_its
 
 def test_an_instance_with_one_try_has_no_try_sections_and_its_row_says_where_it_resolved(tmp_path: Path):
     go_bob = TWO_TRY_RUN[1]
-    assert len(go_bob.tries) == 1 and try_details(go_bob, tmp_path) == []
+    assert len(go_bob.tries) == 1 and try_details(go_bob, RunDirectory(tmp_path).instance("go__bob")) == []
     assert (instance_row(go_bob, None)["tries"], instance_row(go_bob, None)["resolved_at_try"]) == (1, 1)
     assert (instance_row(TWO_TRY_RUN[0], None)["tries"], instance_row(TWO_TRY_RUN[0], None)["resolved_at_try"]) == (2, 2)
     assert instance_row(TWO_TRY_RUN[3], None)["resolved_at_try"] is None
@@ -253,7 +255,7 @@ def test_a_try_file_name_outside_the_run_directory_is_not_read(tmp_path: Path):
     run_dir = write_two_try_run(tmp_path / "two_0", TWO_TRY_RUN[:1])
     forged = InstanceResult.from_dict(json.loads(TWO_TRY_RUN[0].to_json()))
     forged.tries[0].transcript, forged.tries[1].feedback_file = "../secret.md", "/etc/hostname"
-    first, second = try_details(forged, run_dir)
+    first, second = try_details(forged, RunDirectory(run_dir).instance("python__leap"))
     assert (first["files"]["transcript"], first["transcript"]) == ("", None)
     assert (second["files"]["feedback"], second["feedback"]) == ("", None)
 
@@ -262,12 +264,14 @@ def test_run_tries_comes_from_the_settings_or_from_an_instance_with_two_tries(tm
     one_try_results = [combine_tries([r]) for r in RUN_A]
     settings_two = write_two_try_run(tmp_path / "two_0", one_try_results)  # all resolved or failed at try 1
     settings_one = write_run(tmp_path / "one_0", one_try_results)
-    assert run_tries([settings_two], one_try_results) == 2
-    assert run_tries([settings_one], one_try_results) == 1
-    assert run_tries([tmp_path / "missing_0"], RUN_A) == 1
-    assert run_tries([settings_one], TWO_TRY_RUN) == 2
+    assert run_tries(load_run_dir(settings_two)) == 2
+    assert run_tries(load_run_dir(settings_one)) == 1
+    assert run_tries(load_run_dir(write_run(tmp_path / "old_0", RUN_A))) == 1  # results from before tries
+    assert run_tries(load_run_dir(write_run(tmp_path / "late_0", TWO_TRY_RUN))) == 2
     (settings_one / "run_settings.json").write_text("[not an object]")
-    assert run_tries([settings_one], one_try_results) == 1
+    assert run_tries(load_run_dir(settings_one)) == 1
+    (settings_one / "run_settings.json").unlink()
+    assert run_tries(load_run_dir(settings_one)) == 1
 
 
 # --- the CLI -----------------------------------------------------------------------------------

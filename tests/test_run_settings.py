@@ -224,13 +224,13 @@ def test_help_lists_every_setting_with_its_default():
 def test_resume_key_is_the_settings_declared_resume(tmp_path, monkeypatch):
     assert RESUME_SETTINGS == ("test_timeout", "agent_timeout", "model", "tries")
     agent = PreparedAgent("oracle", None, "oracle")
-    config = run_config({"model": "m", "tries": 2, "max_workers": 7})
-    key = run_module.ResumeKey.of(agent, tmp_path, config)
+    config = run_config({"model": "m", "tries": 2, "max_workers": 7, "dataset": tmp_path})
+    key = run_module.resume_key(agent, config)
     assert list(key.to_json()) == ["agent", "agent_hash", "dataset_hash", *RESUME_SETTINGS], \
         "run_settings.json keeps its keys and their order"
     assert key.to_json()["tries"] == 2 and key.to_json()["model"] == "m"
     monkeypatch.setattr(run_module, "RESUME_SETTINGS", (*RESUME_SETTINGS, "max_workers"))
-    assert run_module.ResumeKey.of(agent, tmp_path, config).to_json()["max_workers"] == 7, \
+    assert run_module.resume_key(agent, config).to_json()["max_workers"] == 7, \
         "a setting declared resume=True joins the key with no other change"
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from polyglot_harness.utils.run import HarnessError, ResumeKey, harness
+from polyglot_harness.utils.records.run_dir import RunSettings
+from polyglot_harness.utils.run import HarnessError, harness
 from polyglot_harness.utils.judging.canaries import PYTHON as PYTHON_PLANTER, JAVASCRIPT as JS_PLANTER, Canary
 from polyglot_harness.utils.judging.feedback import (FEEDBACK_MAX_CHARS, TryVerdict, drop_lines_containing, hidden_lines_not_shown,
                             scrub_canaries, trim_middle, try_feedback as make_feedback)
@@ -219,12 +220,12 @@ def test_bad_tries_are_one_error_line_and_exit_2(tmp_path, arguments, message):
 
 
 def test_settings_written_before_tries_existed_resume_as_one_try():
-    key = ResumeKey("oracle", None, "abc", {"test_timeout": 120, "agent_timeout": 600, "model": None, "tries": 1})
-    saved = {"agent": "oracle", "agent_hash": None, "dataset_hash": "abc", "test_timeout": 120,
-             "agent_timeout": 600, "model": None}
+    timeouts = {"test_timeout": 120, "agent_timeout": 600, "model": None}
+    key = RunSettings("oracle", None, "abc", timeouts | {"tries": 1})
+    saved = RunSettings.from_json({"agent": "oracle", "agent_hash": None, "dataset_hash": "abc", "test_timeout": 120,
+                                   "agent_timeout": 600, "model": None})
     assert key.differing(saved) == []
-    two = ResumeKey("oracle", None, "abc", {"test_timeout": 120, "agent_timeout": 600, "model": None, "tries": 2})
-    assert two.differing(saved) == ["tries"]
+    assert RunSettings("oracle", None, "abc", timeouts | {"tries": 2}).differing(saved) == ["tries"]
 
 
 # --- end to end ----------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ the command line is utils/cli.py.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import secrets
@@ -28,12 +27,13 @@ from tqdm import tqdm
 from .checkout import DEFAULT_AGENT_DIR
 from .seam.agent import PreparedAgent, prepare_agent
 from .pipeline.agent_phase import AgentRunSettings, agent_sandbox_spec
-from .records.dataset import SUBSETS_DIR, Instance, available_subsets, load_dataset, select_instances
+from .records.dataset import SUBSETS_DIR, Instance, available_subsets, dataset_hash, load_dataset, select_instances
 from .pipeline.grading import grading_sandbox_spec
 from .seam.image_settings import ImageSettings
 from .languages import LANGUAGES
 from .outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
-from .records.results import InstanceResult, build_run_report, load_instance_results, write_atomic, write_json
+from .records.results import InstanceResult, build_run_report, load_instance_results
+from .records.run_dir import RunDirectory, RunSettings, write_atomic, write_json
 from .pipeline.instance import InstanceJob, RunCancelled, run_instance
 from .pipeline.stages import Stage, StageError, StageResult, check_stages, ended_because, judge_stage, staged_report_json
 from .seam.registry import open_provider
@@ -62,7 +62,7 @@ class RunPlan:
     config: RunConfig
     instances: tuple[Instance, ...]
     agent: PreparedAgent
-    resume_key: "ResumeKey"  # run_settings.json: what a resume must match
+    resume_key: RunSettings  # run_settings.json: what a resume must match
     previous: dict[str, InstanceResult]  # finished verdicts reused
     predicted: dict[str, str] | None = None  # --predictions: instance id -> patch
 
@@ -233,7 +233,7 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
              else prepare_agent(config.agent, list(config.model_patch_paths), workdir))
     for warning in agent.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    key = ResumeKey.of(agent, config.dataset, config)
+    key = resume_key(agent, config)
     previous = _selected(_check_resume(config.run_dir, key, config.force), instances)
     return RunPlan(config, tuple(instances), agent, key, previous, predicted)
 
@@ -266,7 +266,7 @@ def execute(plan: RunPlan, provisioned: Provisioned) -> tuple[dict[str, Instance
     """Every job run; (results, interrupted) with the reused results included."""
     run_dir = plan.config.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_json(run_dir / "run_settings.json", plan.resume_key.to_json())
+    RunDirectory(run_dir).write_settings(plan.resume_key)
     results = dict(plan.previous)
     interrupted = _execute(provisioned.provider, list(provisioned.jobs), results, max(1, plan.config.max_workers),
                            provisioned.run_id, plan.config.progress, len(plan.previous))
@@ -366,44 +366,23 @@ def _read_predictions(path: Path, instances: list[Instance]) -> dict[str, str]:
     return patches
 
 
-@dataclass(frozen=True)
-class ResumeKey:
-    """What results of a run directory were made with (run_settings.json): a resume must match
-    every field, or its verdicts would mix agents, datasets or timeouts."""
-    agent: str
-    agent_hash: str | None
-    dataset_hash: str
-    # The settings declared resume=True (utils/settings.py RESUME_SETTINGS), by name, in order.
-    settings: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-
-    @staticmethod
-    def of(agent: PreparedAgent, dataset: Path, config: RunConfig) -> "ResumeKey":
-        metadata = dataset / "polyglot_benchmark_metadata.json"
-        dataset_hash = hashlib.sha256(metadata.read_bytes()).hexdigest()[:16] if metadata.is_file() else ""
-        return ResumeKey(agent.name, agent.agent_hash, dataset_hash,
-                         {name: getattr(config, name) for name in RESUME_SETTINGS})
-
-    def to_json(self) -> dict[str, object]:
-        return {"agent": self.agent, "agent_hash": self.agent_hash, "dataset_hash": self.dataset_hash,
-                **self.settings}
-
-    def differing(self, saved: dict) -> list[str]:
-        # A setting that joined the key later (tries) is missing from older files: those runs
-        # were made with its default.
-        defaults = {name: default_of(name) for name in RESUME_SETTINGS}
-        return sorted(key for key, value in self.to_json().items() if saved.get(key, defaults.get(key)) != value)
+def resume_key(agent: PreparedAgent, config: RunConfig) -> RunSettings:
+    """What this run's results are made with (run_settings.json, utils/records/run_dir.py): the
+    agent, the dataset's hash and the settings declared resume=True (utils/settings.py); a
+    resume must match every field, or its verdicts would mix agents, datasets or timeouts."""
+    return RunSettings(agent.name, agent.agent_hash, dataset_hash(config.dataset),
+                       {name: getattr(config, name) for name in RESUME_SETTINGS})
 
 
-def _check_resume(run_dir: Path, key: ResumeKey, force: bool) -> dict[str, InstanceResult]:
+def _check_resume(run_dir: Path, key: RunSettings, force: bool) -> dict[str, InstanceResult]:
     """Finished verdicts to reuse; refuses to mix runs whose settings differ."""
     if force or not run_dir.is_dir():
         return {}
-    settings_path = run_dir / "run_settings.json"
-    if settings_path.is_file():
-        differing = key.differing(json.loads(settings_path.read_text(encoding="utf-8")))
-        if differing:
-            raise HarnessError(f"{run_dir} holds results made with other settings ({', '.join(differing)} differ); "
-                               f"use another --model_name_or_path or --force")
+    saved = RunDirectory(run_dir).read_settings()
+    differing = key.differing(saved) if saved is not None else []
+    if differing:
+        raise HarnessError(f"{run_dir} holds results made with other settings ({', '.join(differing)} differ); "
+                           f"use another --model_name_or_path or --force")
     return {instance_id: result for instance_id, result in load_instance_results(run_dir).items()
             if result.eval_result in FINISHED_BUCKETS}
 
@@ -529,7 +508,7 @@ def record_unexpected(job: InstanceJob, error: Exception) -> InstanceResult:
                             eval_result=Bucket.ERROR, reason=Reason.UNEXPECTED_ERROR,
                             error=f"{type(error).__name__}: {error}", detail=trace[-4000:])
     try:
-        write_atomic(job.output_dir / f"{job.instance.instance_id}.json", result.to_json())
+        write_atomic(RunDirectory(job.output_dir).instance(job.instance.instance_id).result, result.to_json())
     except OSError as write_error:
         print(f"error: cannot write {job.instance.instance_id}'s result: {write_error}", file=sys.stderr)
     return result

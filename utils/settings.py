@@ -55,6 +55,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .checkout import DEFAULT_AGENT_DIR, DEFAULT_DATASET_DIR, DEFAULT_OUTPUT_DIR
 from .pipeline.stages import Stage, StageError, parse_stages
+from .records.run_dir import RunDirectory
 from .seam.registry import BACKENDS
 
 
@@ -185,7 +186,7 @@ class RunConfig:
     num_samples: int = setting(-1, check=_num_samples, help="the first N selected instances (-1: all)")
     max_workers: int = setting(5, check=_at_least(1), help="instances run at once")
     model_name_or_path: str = setting(default_factory=_run_name, default_text="a timestamp",
-                                      help="the run's name: runs/NAME_0/ and the report NAME_0.0.json")
+                                      help="the run's name: its run directory and run report in output_dir are named after it")
     model_patch_paths: tuple[Path, ...] = setting((), help="patches applied in order to a copy of the agent")
     output_dir: Path = setting(DEFAULT_OUTPUT_DIR, default_text="runs/ in the checkout", help="where run directories and reports are written")
     dataset: Path = setting(DEFAULT_DATASET_DIR, default_text="datasets/polyglot/ in the checkout", help="the prepared dataset directory")
@@ -230,11 +231,11 @@ class RunConfig:
 
     @property
     def run_dir(self) -> Path:
-        return self.output_dir / f"{self.name}_0"
+        return RunDirectory.of(self.output_dir, self.name).path
 
     @property
     def report_path(self) -> Path:
-        return self.output_dir / f"{self.name}_0.0.json"
+        return RunDirectory.of(self.output_dir, self.name).report_path
 
     def environment(self) -> dict[str, str]:
         """The variables passed to the agent (those set on this machine)."""

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 
 from ..seam.agent import AGENT_DIR_IN_CONTAINER, PreparedAgent
 from ..records.dataset import Instance
+from ..records.run_dir import transcript_name
 from ..languages import LanguageSpec
 from ..judging.patches import PatchError, apply_patch
 from ..seam.protocol import CommandNotStarted, ExecResult, Limits, Sandbox, SandboxError, SandboxSpec
@@ -197,7 +198,7 @@ def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSett
         "python", f"{AGENT_DIR_IN_CONTAINER}/run_task_agent.py",
         "--problem_statement", '"$POLYGLOT_PROBLEM_STATEMENT"',
         "--git_dir", f"{TESTBED}/",
-        "--chat_history_file", shlex.quote(f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md"),
+        "--chat_history_file", shlex.quote(f"{AGENT_DIR_IN_CONTAINER}/{transcript_name(instance.instance_id)}"),
         "--base_commit", instance.base_commit,
         "--outdir", f"{AGENT_DIR_IN_CONTAINER}/",
         "--test_description", '"$POLYGLOT_TEST_DESCRIPTION"',
@@ -223,7 +224,7 @@ class CollectedOutputs:
 def _agent_files(instance: Instance) -> tuple[tuple[str, str, int], ...]:
     """(name, path in the container, byte limit) of each file an agent may leave."""
     return (("patch", PATCH_FILE, MAX_PATCH_BYTES),
-            ("chat", f"{AGENT_DIR_IN_CONTAINER}/{instance.instance_id}.md", MAX_TRANSCRIPT_BYTES),
+            ("chat", f"{AGENT_DIR_IN_CONTAINER}/{transcript_name(instance.instance_id)}", MAX_TRANSCRIPT_BYTES),
             ("usage", USAGE_FILE, MAX_USAGE_BYTES))
 
 

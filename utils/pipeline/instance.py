@@ -34,7 +34,8 @@ from ..records.instance_repo import checkout_commit
 from ..languages import LANGUAGES
 from ..judging.patches import PatchError, audit_patch, filter_patch
 from ..outcomes import Bucket, Reason
-from ..records.results import RETRIED_BUCKETS, InstanceResult, combine_tries, try_file_names, write_atomic
+from ..records.results import RETRIED_BUCKETS, InstanceResult, combine_tries
+from ..records.run_dir import InstanceFiles, RunDirectory, write_atomic
 from ..seam.protocol import Limits, SandboxError
 from .pools import Sandboxes
 
@@ -56,7 +57,7 @@ class InstanceJob:
     grading_limits: Limits
     run_id: str
     model_name_or_path: str
-    output_dir: Path  # <output_dir>/<model_name_or_path>_0
+    output_dir: Path  # the run directory, <output_dir>/<model_name_or_path>_0 (RunDirectory)
     predicted_patch: str | None = None  # --predictions: grade this patch, run no agent
     tries: int = 1  # --tries: a failed try is followed by another, up to this many
 
@@ -78,7 +79,7 @@ class InstanceLog:
 
 def run_instance(sandboxes: Sandboxes, job: InstanceJob, stop: threading.Event,
                  after_agent: Callable[[], None] = lambda: None) -> InstanceResult:
-    log = InstanceLog(job.output_dir / f"{job.instance.instance_id}_docker.log")
+    log = InstanceLog(_files(job).log)
     started = time.monotonic()
     tries: list[InstanceResult] = []
     start: TryStart | None = None
@@ -125,13 +126,10 @@ def _run_try(job: InstanceJob, start: TryStart | None, log, stop: threading.Even
 
 def _next_try(job: InstanceJob, result: InstanceResult, number: int, feedback: str | None, log) -> TryStart:
     """Keep try `number`'s files under their try names, write the feedback the next try gets."""
-    instance_id = job.instance.instance_id
-    names = try_file_names(instance_id, number, last=False)
-    for plain, kept in zip(try_file_names(instance_id, number, last=True).values(), names.values()):
-        if (job.output_dir / plain).is_file():
-            (job.output_dir / plain).replace(job.output_dir / kept)
+    files = _files(job)
+    files.keep_try(number)
     text = feedback if feedback is not None else try_feedback(_verdict_of(result, number), None, (), {}, None)
-    write_atomic(job.output_dir / try_file_names(instance_id, number + 1, last=True)["feedback"], text)
+    write_atomic(files.feedback(number + 1), text)
     log(f"try {number} {result.eval_result} ({result.reason}): try {number + 1} starts from its patch "
         f"with {len(text)} characters of feedback")
     return TryStart(number + 1, result.model_patch, text)
@@ -178,7 +176,7 @@ def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes:
         result.detail = f"the patch holds {agent_run.patch_bytes} bytes, over the {MAX_PATCH_BYTES}-byte limit"
     result.agent_usage = agent_run.usage
     result.seconds.agent = round(agent_run.seconds, 3)
-    (job.output_dir / f"{job.instance.instance_id}.md").write_text(agent_run.chat_history or "", encoding="utf-8")
+    _files(job).transcript.write_text(agent_run.chat_history or "", encoding="utf-8")
     if agent_run.output_tail:
         log("agent output (tail):\n" + agent_run.output_tail)
     return None if agent_run.patch_bytes is not None else agent_run  # too large: nothing to grade
@@ -254,21 +252,26 @@ def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOu
     result.test_names = list(results.names())
     result.failed_tests = [case.name for case in results.cases if case.outcome != "passed"][:50]
     result.seconds.grading = round(outcome.seconds, 3)
-    instance_id = job.instance.instance_id
+    instance_id, files = job.instance.instance_id, _files(job)
     if outcome.exec_result is not None:
         result.test_exit_code = outcome.exec_result.exit_code
         result.test_timed_out = outcome.exec_result.timed_out
         result.seconds.tests = round(outcome.exec_result.seconds, 3)
-        write_atomic(job.output_dir / f"{instance_id}_eval.md",
+        write_atomic(files.eval_output,
                      f"# {instance_id}: {verdict.reason}\n\n{verdict.detail}\n\n```\n{outcome.exec_result.output}\n```\n")
-    write_atomic(job.output_dir / f"{instance_id}_eval.sh", f"#!/bin/sh\n{outcome.eval_script}\n")
+    write_atomic(files.eval_script, f"#!/bin/sh\n{outcome.eval_script}\n")
 
 
 def _finish(job: InstanceJob, result: InstanceResult, started: float) -> InstanceResult:
     result.success = result.eval_result == Bucket.RESOLVED
     result.seconds.total = round(time.monotonic() - started, 3)
-    write_atomic(job.output_dir / f"{job.instance.instance_id}.json", result.to_json())
+    write_atomic(_files(job).result, result.to_json())
     return result
+
+
+def _files(job: InstanceJob) -> InstanceFiles:
+    """The instance's files in its run directory (utils/records/run_dir.py names them all)."""
+    return RunDirectory(job.output_dir).instance(job.instance.instance_id)
 
 
 def _check_stop(stop: threading.Event) -> None:

@@ -20,13 +20,15 @@ instance_id is `<language>__<slug>`. The test commit adds the hidden files (test
 test-case files); `.meta/` and the reference solution are in no repository. Because the
 agent repo never received an object of the test commit, copying `agent/` cannot leak
 the tests: grading takes the test commit's tree from `grading.git`
-(`utils.instance_repo.checkout_commit`).
+(`utils/records/instance_repo.py checkout_commit`).
 
 The metadata keys (HyperAgents' plus ours) are the fields of `MetadataEntry`, which both
 the writer and this reader use. Paths in the metadata are relative to the dataset directory.
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import json
 from dataclasses import MISSING, dataclass, field, fields
@@ -108,12 +110,12 @@ class MetadataEntry:
     # un-skipping); null until recorded.
     expected_skips: tuple[str, ...] | None = None
     # "tests", or "build_only" for test-writing exercises marked `.meta/.skip_tests`: nothing
-    # to run, the build decides (utils/verdict.py).
+    # to run, the build decides (utils/judging/verdict.py).
     grading_mode: str = GRADING_TESTS
     # The untouched stub already resolves (e.g. refactoring exercises); null until graded.
     stub_passes: bool | None = None
     # Tests whose planted canary behaved on the reference run (grading plants a random few
-    # of them, utils/canaries.py); null until recorded.
+    # of them, utils/judging/canaries.py); null until recorded.
     canary_sources: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -183,10 +185,10 @@ class Instance:
     expected_tests: tuple[str, ...] | None = None
     # Tests the reference run left skipped (allowed to stay skipped); None until recorded.
     expected_skips: tuple[str, ...] | None = None
-    grading_mode: str = GRADING_TESTS  # or GRADING_BUILD_ONLY (utils/verdict.py)
+    grading_mode: str = GRADING_TESTS  # or GRADING_BUILD_ONLY (utils/judging/verdict.py)
     # The untouched stub resolves (refactoring exercises, build-only ones); None: not graded.
     stub_passes: bool | None = None
-    # Tests that may be planted as canaries at grading (utils/canaries.py); None: not recorded.
+    # Tests that may be planted as canaries at grading (utils/judging/canaries.py); None: not recorded.
     canary_sources: tuple[str, ...] | None = None
 
     @staticmethod
@@ -204,10 +206,6 @@ class Instance:
         )
 
     @property
-    def test_paths(self) -> tuple[str, ...]:
-        return self.files.get("test", ())
-
-    @property
     def spec(self) -> LanguageSpec:
         return get_language(self.language)
 
@@ -218,9 +216,12 @@ class Selection:
     # Ids named more than once by the subsets and --instance_ids, each dropped once.
     duplicate_ids: tuple[str, ...] = ()
 
-    @property
-    def duplicates_dropped(self) -> int:
-        return len(self.duplicate_ids)
+
+def dataset_hash(dataset_dir: Path) -> str:
+    """The first 16 hex digits of the metadata file's SHA-256: which dataset a run graded
+    (run_settings.json); "" when there is no metadata file."""
+    metadata = dataset_dir / METADATA_FILENAME
+    return hashlib.sha256(metadata.read_bytes()).hexdigest()[:16] if metadata.is_file() else ""
 
 
 def load_dataset(dataset_dir: Path = DEFAULT_DATASET_DIR) -> list[Instance]:

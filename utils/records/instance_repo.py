@@ -1,6 +1,6 @@
 """Instance git repositories, written object by object.
 
-An instance has two repositories (see `utils/dataset.py` for where they live):
+An instance has two repositories (see `utils/records/dataset.py` for where they live):
 
 - the agent repo: a normal repository whose `.git` holds only the base commit's objects,
   with its worktree and index at the base commit (branch `main`);

@@ -1,29 +1,18 @@
 """Per-instance result JSON and the run report: every key is documented here, once.
 
-Layout of a run (HyperAgents-compatible):
-    <output_dir>/<model_name_or_path>_0/<instance_id>.json      InstanceResult (below)
-    <output_dir>/<model_name_or_path>_0/<instance_id>.md        the agent's chat history
-    <output_dir>/<model_name_or_path>_0/<instance_id>_docker.log  timestamped log: every
-                                                                 container command run
-    <output_dir>/<model_name_or_path>_0/<instance_id>_eval.sh   the grading script
-    <output_dir>/<model_name_or_path>_0/<instance_id>_eval.md   the test run's output
-    <output_dir>/<model_name_or_path>_0/run_settings.json       what resume compares
-    <output_dir>/<model_name_or_path>_0.0.json                  RunReport.run_report_json (below)
-    <output_dir>/report.json                                    RunReport.score_json, over every run
-                                                                 directory (report.py)
-A run with --tries 2 (Aider's two-try protocol, utils/run_instance.py) keeps each earlier try's
-files under try names (try_file_names): <instance_id>.try1.md, .try1_eval.md, .try1_eval.sh, and
-the feedback try 2 was given, <instance_id>.try2_feedback.md; the plain names hold the last try's.
+Where each file lives (`<id>.json`, `<name>_0.0.json`, report.json, the transcripts, logs and
+try files) is utils/records/run_dir.py's, the one owner of the run directory; loading a run
+and scoring it once is utils/records/loaded_run.py's.
+A run with --tries 2 (Aider's two-try protocol, utils/pipeline/instance.py) keeps each earlier
+try's files under try names (run_dir.try_files); the plain names hold the last try's.
 A staged run (--stages) adds `stages`, `ended_at_stage` and `ended_because` to the run report:
-utils/stages.py documents them.
+utils/pipeline/stages.py documents them.
 Buckets and reasons: utils/outcomes.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
@@ -31,6 +20,8 @@ from typing import Any, Iterable, Mapping, Sequence, TypeVar
 from ..outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
 from ..judging.patches import SuspiciousLine, TamperRecord
 from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
+from .run_dir import RunDirectory, try_files
+from .run_dir import write_atomic, write_json  # noqa: F401 - callers outside records (tests/test_stages.py) import them here
 
 # A failed try gets another (up to --tries): the buckets that count as failed tries. Aider
 # retries every failure; an empty patch is one too. incomplete / error end the instance.
@@ -168,12 +159,12 @@ class TryRecord:
 
     @staticmethod
     def of(number: int, result: InstanceResult, last: bool) -> "TryRecord":
-        names = try_file_names(result.instance_id, number, last)
+        names = try_files(result.instance_id, number, last)
         return TryRecord(number, result.eval_result, result.reason, result.detail, result.model_patch,
                          result.patch_source, list(result.kept_paths), [asdict(record) for record in result.tamper],
                          result.agent_exit_code, result.agent_timed_out, dict(result.agent_usage), dict(result.tests),
                          list(result.failed_tests), list(result.canaries), result.seconds.to_dict(),
-                         names["transcript"], names["eval_output"], names["feedback"] if number > 1 else "")
+                         names.transcript, names.eval_output, names.feedback if number > 1 else "")
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "TryRecord":
@@ -182,13 +173,6 @@ class TryRecord:
         known["eval_result"] = _member(Bucket, known.get("eval_result", Bucket.ERROR))
         known["reason"] = _member(Reason, known.get("reason", ""))
         return TryRecord(**known)
-
-
-def try_file_names(instance_id: str, number: int, last: bool) -> dict[str, str]:
-    """The run-directory files of try `number`: the last try's have the plain names."""
-    stem = instance_id if last else f"{instance_id}.try{number}"
-    return {"transcript": f"{stem}.md", "eval_output": f"{stem}_eval.md", "eval_script": f"{stem}_eval.sh",
-            "feedback": f"{instance_id}.try{number}_feedback.md"}
 
 
 def combine_tries(tries: Sequence[InstanceResult]) -> InstanceResult:
@@ -396,23 +380,11 @@ def _summed_usage(results: Iterable[InstanceResult]) -> dict[str, int]:
     return usage
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", delete=False,
-                                     encoding="utf-8") as handle:
-        handle.write(text)
-        temporary = handle.name
-    os.replace(temporary, path)
-
-
-def write_json(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=2) + "\n")
-
-
 @dataclass(frozen=True)
 class LoadedResults:
     results: dict[str, InstanceResult]   # instance id -> its latest result, sorted by id
     in_several_files: list[str]          # ids found in more than one result file (latest counted)
+    files: dict[str, Path] = field(default_factory=dict)  # instance id -> the file counted
 
 
 def read_instance_result(path: Path) -> InstanceResult | None:
@@ -429,8 +401,8 @@ def read_instance_result(path: Path) -> InstanceResult | None:
 
 def load_results(paths: Iterable[Path]) -> LoadedResults:
     """The results in `paths`; an instance found in several files counts once, from the most
-    recently written one."""
-    latest: dict[str, tuple[float, InstanceResult]] = {}
+    recently written one (on equal times, the later path in `paths`' order)."""
+    latest: dict[str, tuple[float, Path, InstanceResult]] = {}
     several: set[str] = set()
     for path in paths:
         result = read_instance_result(path)
@@ -441,10 +413,12 @@ def load_results(paths: Iterable[Path]) -> LoadedResults:
             several.add(result.instance_id)
             if latest[result.instance_id][0] > written:
                 continue
-        latest[result.instance_id] = (written, result)
-    return LoadedResults({i: entry[1] for i, entry in sorted(latest.items())}, sorted(several))
+        latest[result.instance_id] = (written, path, result)
+    counted = dict(sorted(latest.items()))
+    return LoadedResults({i: entry[2] for i, entry in counted.items()}, sorted(several),
+                         {i: entry[1] for i, entry in counted.items()})
 
 
 def load_instance_results(run_dir: Path) -> dict[str, InstanceResult]:
     """One run directory's results (none when it does not exist)."""
-    return load_results(sorted(run_dir.glob("*.json"))).results if run_dir.is_dir() else {}
+    return load_results(RunDirectory(run_dir).result_paths()).results

@@ -5,8 +5,8 @@ the difference is more than noise (exact McNemar on the flips).
     print(format_comparison(comparison)); comparison.to_json()
 
 Contract:
-- A run is a run directory (`<output_dir>/<name>_0/`): its `<instance_id>.json` results and
-  `run_settings.json`. Nothing is written to either.
+- A run is a run directory (`<output_dir>/<name>_0/`), loaded once (utils/records/loaded_run.py:
+  its results and `run_settings.json`). Nothing is written to either.
 - Runs made on different datasets (run_settings.json `dataset_hash` differ) are refused
   (CompareError). A run without a dataset hash is compared, and a note says so.
 - Runs with different instance sets are compared on the intersection; the instances only in
@@ -20,7 +20,6 @@ Contract:
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -29,7 +28,8 @@ from typing import Any, Mapping
 
 from ..outcomes import FINISHED_BUCKETS, Bucket
 from .pricing import PriceTable, RunCost, run_cost
-from ..records.results import USAGE_KEYS, InstanceResult, RunReport, build_run_report, load_instance_results
+from ..records.loaded_run import LoadedRun, LoadError, load_run_dir
+from ..records.results import USAGE_KEYS, RunReport
 
 
 class CompareError(ValueError):
@@ -46,31 +46,15 @@ def mcnemar_exact_p(newly_resolved: int, regressed: int) -> float:
     return float(min(Fraction(1), Fraction(2 * tail, 2 ** pairs)))
 
 
-@dataclass(frozen=True)
-class LoadedRun:
-    run_dir: Path
-    dataset_hash: str | None            # run_settings.json's; None when absent
-    results: Mapping[str, InstanceResult]
-
-
 def load_run(run_dir: str | Path) -> LoadedRun:
-    """A run directory's results and dataset hash; CompareError when it is missing or holds none."""
-    run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise CompareError(f"run directory {run_dir} does not exist")
-    results = load_instance_results(run_dir)
-    if not results:
-        raise CompareError(f"run directory {run_dir} holds no instance results")
-    return LoadedRun(run_dir, _dataset_hash(run_dir / "run_settings.json"), results)
-
-
-def _dataset_hash(settings_path: Path) -> str | None:
+    """A run directory loaded for comparing; CompareError when it is missing or holds no results."""
     try:
-        settings = json.loads(settings_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    value = settings.get("dataset_hash") if isinstance(settings, dict) else None
-    return value if isinstance(value, str) and value else None
+        loaded = load_run_dir(run_dir)
+    except LoadError as error:
+        raise CompareError(str(error)) from None
+    if not loaded.results:
+        raise CompareError(f"run directory {loaded.source} holds no instance results")
+    return loaded
 
 
 @dataclass(frozen=True)
@@ -84,10 +68,17 @@ class Excluded:
 class Side:
     """One run restricted to the instances both runs hold."""
 
-    run_dir: Path
-    dataset_hash: str | None
-    report: RunReport                   # build_run_report over the common instances
+    loaded: LoadedRun                   # the whole run, as loaded (once)
+    report: RunReport                   # its report over the common instances alone
     cost: RunCost | None                # None without a price table
+
+    @property
+    def run_dir(self) -> Path:
+        return self.loaded.source
+
+    @property
+    def dataset_hash(self) -> str | None:
+        return self.loaded.dataset_hash
 
     @property
     def resolved(self) -> int:
@@ -169,15 +160,17 @@ def _delta(a: int, b: int) -> dict[str, int]:
     return {"a": a, "b": b, "delta": b - a}
 
 
-def compare_runs(run_a: str | Path, run_b: str | Path, prices: PriceTable | None = None) -> RunComparison:
-    """Run B against run A (the module docstring is the contract); CompareError when refused."""
-    loaded_a, loaded_b = load_run(run_a), load_run(run_b)
+def compare_runs(run_a: str | Path | LoadedRun, run_b: str | Path | LoadedRun,
+                 prices: PriceTable | None = None) -> RunComparison:
+    """Run B against run A, each a run directory or a run loaded by load_run (the module
+    docstring is the contract); CompareError when refused."""
+    loaded_a, loaded_b = (run if isinstance(run, LoadedRun) else load_run(run) for run in (run_a, run_b))
     if loaded_a.dataset_hash and loaded_b.dataset_hash and loaded_a.dataset_hash != loaded_b.dataset_hash:
         raise CompareError(f"the runs were made on different datasets (dataset_hash {loaded_a.dataset_hash} in "
-                           f"{loaded_a.run_dir}, {loaded_b.dataset_hash} in {loaded_b.run_dir}); refusing to compare")
+                           f"{loaded_a.source}, {loaded_b.dataset_hash} in {loaded_b.source}); refusing to compare")
     common = sorted(set(loaded_a.results) & set(loaded_b.results))
     if not common:
-        raise CompareError(f"{loaded_a.run_dir} and {loaded_b.run_dir} have no instance in common")
+        raise CompareError(f"{loaded_a.source} and {loaded_b.source} have no instance in common")
     side_a, side_b = _side(loaded_a, common, prices), _side(loaded_b, common, prices)
     pairs = [(i, loaded_a.results[i].eval_result, loaded_b.results[i].eval_result) for i in common]
     counted = [(i, a, b) for i, a, b in pairs if a in FINISHED_BUCKETS and b in FINISHED_BUCKETS]
@@ -197,10 +190,9 @@ def compare_runs(run_a: str | Path, run_b: str | Path, prices: PriceTable | None
 
 
 def _side(loaded: LoadedRun, common: list[str], prices: PriceTable | None) -> Side:
-    results = {instance_id: loaded.results[instance_id] for instance_id in common}
-    report = build_run_report(loaded.run_dir.name, common, results)
-    cost = run_cost(results.values(), prices) if prices is not None else None
-    return Side(loaded.run_dir, loaded.dataset_hash, report, cost)
+    report = loaded.scored_over(common, loaded.source.name)
+    cost = run_cost((loaded.results[instance_id] for instance_id in common), prices) if prices is not None else None
+    return Side(loaded, report, cost)
 
 
 def _notes(a: LoadedRun, b: LoadedRun, common: int) -> list[str]:

@@ -1,10 +1,11 @@
 """report.py --html: one self-contained static page per run (or per comparison of two runs).
 
-    write_page(Path("runs/report.html"), run_page(Path("runs"), prices=None))
-    write_page(Path("cmp.html"), compare_page(Path("runs/a_0"), Path("runs/b_0"), prices=None))
+    write_page(Path("runs/report.html"), run_page(load_output_dir("runs"), prices=None))
+    write_page(Path("cmp.html"), compare_page(compare_runs("runs/a_0", "runs/b_0"), prices=None))
 
-The page needs no network: CSS and JS are inline, the data is embedded as JSON. It is built from
-the same loaders as report.json (utils.results, utils.compare, utils.pricing).
+The page needs no network: CSS and JS are inline, the data is embedded as JSON. It renders the
+same loaded run as report.json (utils/records/loaded_run.py: loaded and scored once), and the
+same comparison as the compare table (utils/views/compare.py).
 
 Security contract: patches, transcripts, test names and test output are written by the agent
 under test. They only ever reach the page as JSON inside `<script type="application/json">`
@@ -34,7 +35,6 @@ navigation start): bench/html_load.py reads it.
 
 from __future__ import annotations
 
-import glob
 import html
 import json
 from dataclasses import dataclass
@@ -44,10 +44,13 @@ from typing import Any, Iterable, Mapping
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from .compare import compare_runs, load_run
+from . import RunView
+from .compare import RunComparison
 from ..outcomes import BUCKETS, Bucket
 from .pricing import PriceTable, instance_cost, run_cost
-from ..records.results import InstanceResult, TryRecord, build_run_report, load_results
+from ..records.loaded_run import LoadedRun
+from ..records.results import InstanceResult, TryRecord
+from ..records.run_dir import REPORT_HTML_FILE, InstanceFiles, is_plain_file_name
 
 MAX_TEXT_CHARS = 200_000  # per transcript / test output / patch: a runaway agent must not make a 1 GB page
 NOT_PASSED_LIST_CAP = 50  # InstanceResult.failed_tests holds at most the first 50 names
@@ -159,12 +162,11 @@ def instance_row(result: InstanceResult, prices: PriceTable | None) -> dict[str,
             "tries": max(1, len(result.tries)), "resolved_at_try": result.resolved_within}
 
 
-def instance_detail(result: InstanceResult, run_dir: Path | None, prices: PriceTable | None) -> dict[str, Any]:
+def instance_detail(result: InstanceResult, files: InstanceFiles | None, prices: PriceTable | None) -> dict[str, Any]:
     """Everything shown when the instance is opened; the agent-written parts as plain strings."""
     cost = instance_cost(result, prices).to_json() if prices is not None else None
-    files = (run_dir / f"{result.instance_id}.md", run_dir / f"{result.instance_id}_eval.md") if run_dir else None
     return {
-        "id": result.instance_id, "run_dir": str(run_dir) if run_dir else "", "bucket": str(result.eval_result),
+        "id": result.instance_id, "run_dir": str(files.run_dir) if files else "", "bucket": str(result.eval_result),
         "reason": str(result.reason), "detail": result.detail, "error": clipped(result.error),
         "facts": {"agent": result.agent, "agent_exit_code": result.agent_exit_code,
                   "agent_timed_out": result.agent_timed_out, "agent_stopped": result.agent_stopped,
@@ -178,12 +180,13 @@ def instance_detail(result: InstanceResult, run_dir: Path | None, prices: PriceT
         "suspicious": [{"path": s.path, "kind": s.kind, "line": s.line} for s in result.suspicious],
         "usage": result.agent_usage if isinstance(result.agent_usage, dict) else {}, "cost": cost,
         "seconds": result.seconds.to_dict(),
-        "transcript": _read_text(files[0]) if files else None, "test_output": _read_text(files[1]) if files else None,
-        "resolved_at_try": result.resolved_within, "tries": try_details(result, run_dir),
+        "transcript": _read_text(files.transcript) if files else None,
+        "test_output": _read_text(files.eval_output) if files else None,
+        "resolved_at_try": result.resolved_within, "tries": try_details(result, files),
     }
 
 
-def try_details(result: InstanceResult, run_dir: Path | None) -> list[dict[str, Any]]:
+def try_details(result: InstanceResult, files: InstanceFiles | None) -> list[dict[str, Any]]:
     """Each try of an instance that had more than one (none otherwise: its only try is the final
     verdict). The last try's patch, transcript and test output are the final ones, shown once
     (`final`); every try carries its verdict, tests, usage, seconds, file names and the feedback
@@ -191,15 +194,14 @@ def try_details(result: InstanceResult, run_dir: Path | None) -> list[dict[str, 
     if len(result.tries) < 2:
         return []
     last = result.tries[-1].try_number
-    return [_try_detail(record, record.try_number == last, run_dir) for record in result.tries]
+    return [_try_detail(record, record.try_number == last, files) for record in result.tries]
 
 
-def _try_detail(record: TryRecord, final: bool, run_dir: Path | None) -> dict[str, Any]:
+def _try_detail(record: TryRecord, final: bool, files: InstanceFiles | None) -> dict[str, Any]:
     tamper = {str(entry.get("path", "")): str(entry.get("why", "")) for entry in record.tamper if isinstance(entry, dict)}
     names = {"transcript": _plain_name(record.transcript), "test_output": _plain_name(record.eval_output),
              "feedback": _plain_name(record.feedback_file)}
-    texts = {key: _read_text(run_dir / name) if run_dir and name else None for key, name in names.items()
-             if not final or key == "feedback"}
+    texts = {key: _read_named(files, name) for key, name in names.items() if not final or key == "feedback"}
     return {"number": record.try_number, "final": final, "bucket": str(record.eval_result), "reason": str(record.reason),
             "detail": record.detail, "resolved": record.eval_result == Bucket.RESOLVED,
             "tests": record.tests if isinstance(record.tests, dict) else {},
@@ -215,23 +217,19 @@ def _try_detail(record: TryRecord, final: bool, run_dir: Path | None) -> dict[st
 
 def _plain_name(name: str) -> str:
     """A try's file name as the result file records it, only when it names a file in the run
-    directory itself (a result file is data: it must not point the page elsewhere)."""
-    return name if name and Path(name).name == name and name not in (".", "..") else ""
+    directory itself (a result file must not point the page elsewhere)."""
+    return name if is_plain_file_name(name) else ""
 
 
-def run_tries(run_dirs: Iterable[Path], results: Iterable[InstanceResult]) -> int:
+def _read_named(files: InstanceFiles | None, name: str) -> str | None:
+    path = files.named(name) if files is not None else None
+    return _read_text(path) if path is not None else None
+
+
+def run_tries(loaded: LoadedRun) -> int:
     """The most tries any counted run allowed (run_settings.json `tries`) or any instance had:
     2 when pass_rate_1 and pass_rate_2 differ in meaning."""
-    allowed = [_settings_tries(run_dir / "run_settings.json") for run_dir in run_dirs]
-    return max([1, *allowed, *(len(result.tries) for result in results)])
-
-
-def _settings_tries(path: Path) -> int:
-    try:
-        tries = json.loads(path.read_text(encoding="utf-8")).get("tries", 1)
-    except (OSError, ValueError, AttributeError):
-        return 1
-    return tries if isinstance(tries, int) else 1
+    return max([loaded.allowed_tries, *(len(result.tries) for result in loaded.results.values())])
 
 
 def embed_json(data: Any) -> str:
@@ -246,34 +244,19 @@ def embed_json(data: Any) -> str:
 
 # --- the two pages -----------------------------------------------------------------------------
 
-def latest_result_dirs(output_dir: Path, instance_ids: Iterable[str]) -> dict[str, Path]:
-    """instance id -> the run directory of its counted result file: the latest written, as
-    utils.results.load_results counts it (on equal times the later path in sorted order)."""
-    dirs: dict[str, Path] = {}
-    for instance_id in instance_ids:
-        best: tuple[float, Path] | None = None
-        for path in sorted(output_dir.glob(f"*/{glob.escape(instance_id)}.json")):
-            written = path.stat().st_mtime
-            if best is None or written >= best[0]:
-                best = (written, path.parent)
-        if best is not None:
-            dirs[instance_id] = best[1]
-    return dirs
-
-
-def run_page(output_dir: Path, prices: PriceTable | None, expected_num_tasks: int | None = None) -> str:
-    """The page of every run directory under `output_dir` (the instances report.json counts)."""
-    loaded = load_results(sorted(output_dir.glob("*/*.json")))
+def run_page(loaded: LoadedRun, prices: PriceTable | None) -> str:
+    """The page of a loaded output directory (the instances report.json counts)."""
     results = loaded.results
-    report = build_run_report("", list(results), results, expected_num_tasks, loaded.in_several_files)
-    summary = report.score_json() | {"cost": _run_cost_summary(results.values(), prices)}
-    dirs = latest_result_dirs(output_dir, results)
-    page = {"kind": "run", "title": f"Run report: {output_dir}", "buckets": list(BUCKETS),
-            "run_dirs": sorted({str(path) for path in dirs.values()}), "summary": summary,
-            "tries": run_tries(set(dirs.values()), results.values()),
+    summary = loaded.report.score_json() | {"cost": _run_cost_summary(results.values(), prices)}
+    page = {"kind": "run", "title": f"Run report: {loaded.source}", "buckets": list(BUCKETS),
+            "run_dirs": sorted({str(run_dir.path) for run_dir in loaded.run_dirs.values()}), "summary": summary,
+            "tries": run_tries(loaded),
             "rows": [instance_row(result, prices) for result in results.values()]}
-    details = [instance_detail(result, dirs.get(result.instance_id), prices) for result in results.values()]
+    details = [instance_detail(result, loaded.files(result.instance_id), prices) for result in results.values()]
     return render_page(page, details)
+
+
+VIEW = RunView("html", REPORT_HTML_FILE, run_page)
 
 
 def _run_cost_summary(results: Iterable[InstanceResult], prices: PriceTable | None) -> dict[str, Any] | None:
@@ -285,10 +268,9 @@ def _run_cost_summary(results: Iterable[InstanceResult], prices: PriceTable | No
     return cost
 
 
-def compare_page(run_a: Path, run_b: Path, prices: PriceTable | None) -> str:
-    """Two runs side by side (utils.compare's numbers); each common instance opens to A's and B's detail."""
-    comparison = compare_runs(run_a, run_b, prices)
-    loaded_a, loaded_b = load_run(run_a), load_run(run_b)
+def compare_page(comparison: RunComparison, prices: PriceTable | None) -> str:
+    """Two runs side by side (utils/views/compare.py's numbers); each common instance opens to A's and B's detail."""
+    loaded_a, loaded_b = comparison.a.loaded, comparison.b.loaded
     flips = {i: "newly_resolved" for i in comparison.newly_resolved} | {i: "regressed" for i in comparison.regressed}
     flips |= {excluded.instance_id: "excluded" for excluded in comparison.excluded}
     rows, details = [], []
@@ -297,10 +279,10 @@ def compare_page(run_a: Path, run_b: Path, prices: PriceTable | None) -> str:
         row_a, row_b = instance_row(result_a, prices), instance_row(result_b, prices)
         rows.append({"id": instance_id, "language": row_a["language"], "flip": flips.get(instance_id, ""),
                      "changed": row_a["bucket"] != row_b["bucket"], "a": row_a, "b": row_b})
-        details.append({"a": instance_detail(result_a, loaded_a.run_dir, prices),
-                        "b": instance_detail(result_b, loaded_b.run_dir, prices)})
-    page = {"kind": "compare", "title": f"Compare: {run_a} vs {run_b}", "buckets": list(BUCKETS),
-            "comparison": comparison.to_json(), "rows": rows}
+        details.append({"a": instance_detail(result_a, loaded_a.files(instance_id), prices),
+                        "b": instance_detail(result_b, loaded_b.files(instance_id), prices)})
+    page = {"kind": "compare", "title": f"Compare: {comparison.a.run_dir} vs {comparison.b.run_dir}",
+            "buckets": list(BUCKETS), "comparison": comparison.to_json(), "rows": rows}
     return render_page(page, details)
 
 

@@ -4,6 +4,7 @@ or compare two runs.
     python report.py --output_dir runs/ [--expected_num_tasks 225] [--prices prices.json]
     python report.py --compare runs/gen_1_0 runs/gen_2_0 [--prices prices.json] [--json FILE|-]
     python report.py --output_dir runs/ --html [FILE]    (or --compare A B --html FILE)
+    python report.py --output_dir runs/ --view NAME      (a view of utils/views/, e.g. json, html)
 
 Reads every instance result JSON under the output directory (each `<name>_0/` run dir),
 writes `<output_dir>/report.json` and prints a short table. An instance found in several
@@ -14,13 +15,17 @@ accuracy_score = resolved / expected_num_tasks when given, else / submitted inst
 (test-writing exercises); `stub_passes_ids` lists instances the untouched stub already
 resolves (refactoring exercises and build-only ones), and
 `accuracy_score_excluding_stub_passes` scores only the instances a no-op cannot resolve.
-`cost` (added after every other key) is utils.pricing.RunCost.to_json with a price table
-(`--prices`, utils/pricing.py), else null: agent_usage then holds the tokens only.
+`cost` (added after every other key) is utils/views/pricing.py RunCost.to_json with a price table
+(`--prices`, utils/views/pricing.py), else null: agent_usage then holds the tokens only.
 
-`--compare RUN_A RUN_B` (utils/compare.py, which states how instance sets, datasets and
+`--view NAME` (repeatable) also writes a registered view (utils/views/__init__.py: one module
+per view) to `<output_dir>/<its file name>`. Every output renders the same loaded run
+(utils/records/loaded_run.py): each result file is read once and the run scored once.
+
+`--compare RUN_A RUN_B` (utils/views/compare.py, which states how instance sets, datasets and
 incomplete instances are treated) prints B against A as a table, or with `--json FILE` writes
 the comparison's JSON to FILE too (`--json -`: prints the JSON instead of the table). It writes
-nothing else. `--html` also writes one self-contained page (utils/html_report.py) to FILE,
+nothing else. `--html` also writes one self-contained page (utils/views/html.py) to FILE,
 by default `<output_dir>/report.html`. Bad input (a missing run, runs of different datasets, a bad price table): one line
 on stderr, exit 2.
 """
@@ -33,36 +38,50 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .compare import CompareError, compare_runs, format_comparison
+from . import RunView, registered_views
+from .compare import CompareError, compare_runs, format_comparison, load_run
 from .html import HtmlReportError, check_output_path, compare_page, run_page, write_page
 from ..outcomes import BUCKETS
 from .pricing import PriceTable, PriceTableError, load_price_table, run_cost
-from ..records.results import LoadedResults, build_run_report, load_results, write_json
+from ..records.loaded_run import LoadedRun, LoadError, load_output_dir
+from ..records.run_dir import REPORT_JSON_FILE, OutputDirectory, write_atomic, write_json
 
 
 class ReportError(RuntimeError):
     pass
 
 
-def collect_results(output_dir: Path) -> LoadedResults:
-    """Every run directory's results under `output_dir`, the latest file per instance."""
-    if not output_dir.is_dir():
-        raise ReportError(f"output directory {output_dir} does not exist")
-    return load_results(sorted(output_dir.glob("*/*.json")))
+def load(output_dir: str | Path, expected_num_tasks: int | None = None) -> LoadedRun:
+    """Every run directory's results under `output_dir` (the latest file per instance), scored
+    once over expected_num_tasks when given; ReportError when it cannot be."""
+    try:
+        return load_output_dir(output_dir, expected_num_tasks)
+    except LoadError as error:
+        raise ReportError(str(error)) from None
+
+
+def report_json(loaded: LoadedRun, prices: PriceTable | None) -> dict[str, Any]:
+    """report.json's object: utils/records/results.py RunReport.score_json, then `cost`."""
+    cost = run_cost(loaded.results.values(), prices).to_json() if prices is not None else None
+    return loaded.report.score_json() | {"cost": cost}
+
+
+def render_report_json(loaded: LoadedRun, prices: PriceTable | None) -> str:
+    return json.dumps(report_json(loaded, prices), indent=2) + "\n"
+
+
+VIEW = RunView("json", REPORT_JSON_FILE, render_report_json)
 
 
 def report(output_dir: str | Path, expected_num_tasks: int | None = None,
            prices: PriceTable | None = None) -> dict[str, Any]:
-    """Write `<output_dir>/report.json` (utils.results.RunReport.score_json, then `cost`) and return it."""
-    output_dir = Path(output_dir)
-    loaded = collect_results(output_dir)
-    if expected_num_tasks is not None and expected_num_tasks <= 0:
-        raise ReportError("--expected_num_tasks must be positive")
-    run_report = build_run_report("", list(loaded.results), loaded.results, expected_num_tasks,
-                                  loaded.in_several_files)
-    cost = run_cost(loaded.results.values(), prices).to_json() if prices is not None else None
-    data = run_report.score_json() | {"cost": cost}
-    write_json(output_dir / "report.json", data)
+    """Write `<output_dir>/report.json` (report_json) and return it."""
+    return write_report(load(output_dir, expected_num_tasks), prices)
+
+
+def write_report(loaded: LoadedRun, prices: PriceTable | None) -> dict[str, Any]:
+    data = report_json(loaded, prices)
+    write_json(OutputDirectory(loaded.source).report_json, data)
     return data
 
 
@@ -115,8 +134,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--prices", metavar="FILE",
                         help='JSON {model: {"input": USD, "output": USD}} per million tokens')
     parser.add_argument("--html", nargs="?", const="", metavar="FILE", dest="html_path",
-                        help="also write a self-contained HTML page (utils/html_report.py) to FILE; with "
+                        help="also write a self-contained HTML page (utils/views/html.py) to FILE; with "
                              "--output_dir FILE defaults to <output_dir>/report.html, with --compare it is required")
+    parser.add_argument("--view", action="append", default=[], metavar="NAME", dest="views",
+                        help="with --output_dir: also write this registered view (utils/views/; one of "
+                             "%(choices)s) to <output_dir>/<its file name>; repeatable",
+                        choices=sorted(registered_views()))
     parser.add_argument("--json", metavar="FILE", dest="json_path",
                         help="with --compare: also write the comparison as JSON to FILE (-: print it instead)")
     return parser.parse_args(argv)
@@ -127,21 +150,51 @@ def _check_mode(args: argparse.Namespace) -> None:
         raise ReportError("--expected_num_tasks applies to --output_dir, not --compare")
     if args.output_dir and args.json_path is not None:
         raise ReportError("--json applies to --compare (--output_dir writes report.json)")
+    if args.compare and args.views:
+        raise ReportError("--view applies to --output_dir (a view renders the runs of an output directory)")
 
 
-def _run_compare(args: argparse.Namespace, prices: PriceTable | None) -> None:
-    comparison = compare_runs(args.compare[0], args.compare[1], prices)
+def _run_compare(args: argparse.Namespace, prices: PriceTable | None, html_path: Path | None) -> None:
+    """Each run loaded once; the table (or JSON) and the page render the same comparison."""
+    comparison = compare_runs(load_run(args.compare[0]), load_run(args.compare[1]), prices)
     if args.json_path == "-":
         print(json.dumps(comparison.to_json(), indent=2))
-        return
-    if args.json_path is not None:
-        try:
-            write_json(Path(args.json_path), comparison.to_json())
-        except OSError as error:
-            raise ReportError(f"cannot write {args.json_path}: {error.strerror or error}") from None
-    print(format_comparison(comparison))
-    if args.json_path is not None:
-        print(f"comparison: {args.json_path}")
+    else:
+        if args.json_path is not None:
+            try:
+                write_json(Path(args.json_path), comparison.to_json())
+            except OSError as error:
+                raise ReportError(f"cannot write {args.json_path}: {error.strerror or error}") from None
+        print(format_comparison(comparison))
+        if args.json_path is not None:
+            print(f"comparison: {args.json_path}")
+    if html_path is not None:
+        write_page(html_path, compare_page(comparison, prices))
+        print(f"html: {html_path}")
+
+
+def _run_report(args: argparse.Namespace, prices: PriceTable | None, html_path: Path | None) -> dict[str, Any]:
+    """report.json, then the page and the views asked for, all from one loaded run."""
+    loaded = load(args.output_dir, args.expected_num_tasks)
+    data = write_report(loaded, prices)
+    if html_path is not None:
+        write_page(html_path, run_page(loaded, prices))
+        print(f"html: {html_path}")
+    views = registered_views()
+    for name in args.views:
+        path = write_view(views[name], loaded, prices)
+        print(f"{name}: {path}")
+    return data
+
+
+def write_view(view: RunView, loaded: LoadedRun, prices: PriceTable | None) -> Path:
+    """`view` of `loaded` at <output_dir>/<its file name>."""
+    path = OutputDirectory(loaded.source).path / view.file_name
+    try:
+        write_atomic(path, view.render(loaded, prices))
+    except OSError as error:
+        raise ReportError(f"cannot write {path}: {error.strerror or error}") from None
+    return path
 
 
 def html_output_path(args: argparse.Namespace) -> Path | None:
@@ -150,19 +203,9 @@ def html_output_path(args: argparse.Namespace) -> Path | None:
         return None
     if args.compare and not args.html_path:
         raise ReportError("--html with --compare needs a FILE (the run directories are inputs, not written)")
-    path = Path(args.html_path or Path(args.output_dir) / "report.html")
+    path = Path(args.html_path or OutputDirectory(args.output_dir).report_html)
     check_output_path(path)
     return path
-
-
-def write_html_page(args: argparse.Namespace, path: Path | None, prices: PriceTable | None) -> None:
-    """The run page (--output_dir) or the side-by-side page (--compare) at `path`; nothing when None."""
-    if path is None:
-        return
-    page = (compare_page(Path(args.compare[0]), Path(args.compare[1]), prices) if args.compare
-            else run_page(Path(args.output_dir), prices, args.expected_num_tasks))
-    write_page(path, page)
-    print(f"html: {path}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,15 +215,12 @@ def main(argv: list[str] | None = None) -> int:
         prices = load_price_table(args.prices) if args.prices is not None else None
         html_path = html_output_path(args)
         if args.compare:
-            _run_compare(args, prices)
-            write_html_page(args, html_path, prices)
+            _run_compare(args, prices, html_path)
             return 0
-        data = report(args.output_dir, args.expected_num_tasks, prices)
-        write_html_page(args, html_path, prices)
+        data = _run_report(args, prices, html_path)
     except (ReportError, CompareError, PriceTableError, HtmlReportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(format_table(data))
-    print(f"report: {Path(args.output_dir) / 'report.json'}")
+    print(f"report: {OutputDirectory(args.output_dir).report_json}")
     return 0
-
