@@ -1,7 +1,7 @@
 #!/bin/sh
-# Set-up + the main job on a fresh machine: Python packages, the Docker engine, the six
-# language images (built locally, no registry needed), the bundled sample exercises
-# prepared as a dataset, the harness run with the oracle agent, and the report.
+# Set-up + the main job on a fresh machine: Python packages, the Docker engine, the
+# language images (one per registered language, built locally, no registry needed), the
+# bundled sample exercises prepared as a dataset, the harness run with the oracle agent, and the report.
 set -eu
 cd "$(dirname "$0")"
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt

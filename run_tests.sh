@@ -1,6 +1,6 @@
 #!/bin/sh
 # The test command (CI runs exactly this): Python packages, the Docker engine (started here
-# only if none answers, and then stopped again at the end), the six images, and pytest.
+# only if none answers, and then stopped again at the end), the language images, and pytest.
 set -eu
 cd "$(dirname "$0")"
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt \

@@ -13,17 +13,6 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-# Build artifacts never belong in a model patch (git pathspec globs, relative to the repo root).
-ARTIFACT_GLOBS = (
-    "**/__pycache__/**", "**/*.pyc", "**/.pytest_cache/**",
-    "**/node_modules/**", "**/package-lock.json", "coverage/**",
-    "target/**", "**/Cargo.lock", "**/*.rs.bk",
-    "build/**", ".gradle/**", "bin/**", "out/**", "**/*.class",
-    "CMakeFiles/**", "CMakeCache.txt", "cmake_install.cmake", "Makefile", "**/*.o",
-    "**/*.test", "**/.DS_Store",
-)
-
-
 @dataclass
 class Usage:
     model: str
@@ -77,17 +66,19 @@ def fenced(body: str, language: str = "") -> str:
     return f"{fence}{language}\n{body.rstrip()}\n{fence}"
 
 
-class PatchError(Exception):
-    pass
+class GitError(Exception):
+    """A git command failed while the model patch was being written."""
 
 
 def write_model_patch(git_dir: Path, base_commit: str, patch_path: Path, excluded: tuple[str, ...] = ()) -> str:
     """Diff the working tree (untracked files included) against base_commit into patch_path.
 
-    A throwaway index keeps the repository's real index and HEAD untouched.
-    `excluded` are extra paths (relative to git_dir) to leave out, e.g. the agent's own outputs.
+    A throwaway index keeps the repository's real index and HEAD untouched. Build artifacts
+    stay out because git ignores them: the harness lists the language's in the repository's
+    .git/info/exclude before the agent starts (agent/README.md). `excluded` are extra paths
+    (relative to git_dir) to leave out, e.g. the agent's own outputs.
     """
-    pathspec = ["."] + [f":(exclude,glob){glob}" for glob in ARTIFACT_GLOBS + excluded]
+    pathspec = ["."] + [f":(exclude,glob){glob}" for glob in excluded]
     with tempfile.TemporaryDirectory(prefix="agent-index-") as index_dir:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(index_dir) / "index")}
         _git(git_dir, env, "read-tree", base_commit)
@@ -106,7 +97,7 @@ def _git(git_dir: Path, env: dict[str, str], *args: str) -> bytes:
     completed = subprocess.run(command, cwd=git_dir, env=env, capture_output=True, timeout=60)
     if completed.returncode != 0:
         stderr = completed.stderr.decode("utf-8", errors="replace").strip()
-        raise PatchError(f"git {' '.join(args[:2])} failed: {stderr}")
+        raise GitError(f"git {' '.join(args[:2])} failed: {stderr}")
     return completed.stdout
 
 

@@ -1,42 +1,13 @@
-"""The system prompt, the task message and the nudges the loop sends."""
+"""The system prompt, the task message and the nudges the loop sends.
+
+Nothing here is per language: what this language's tests are and how to check work without
+them arrive in --test_description, which the harness builds from the language's module.
+"""
 
 from __future__ import annotations
 
-# How to check work without the hidden tests, per language. Scratch files go to /tmp (or are
-# deleted afterwards) so they never end up in the patch.
-SELF_CHECK_HINTS: dict[str, str] = {
-    "python": (
-        "Write a scratch script such as /tmp/check.py that imports the solution module and "
-        "asserts on a few cases from the instructions, then run it from the repository root "
-        "with `PYTHONPATH=. python3 /tmp/check.py`."
-    ),
-    "go": (
-        "Run `go build ./... && go vet ./...`. For behaviour, add a temporary scratch_test.go "
-        "with a TestScratch function, run `go test -run TestScratch ./...`, then delete it."
-    ),
-    "rust": (
-        "Run `cargo build --offline` (no network, so no new dependencies). For behaviour, add a "
-        "temporary tests/scratch.rs, run `cargo test --offline --test scratch`, then delete it."
-    ),
-    "javascript": (
-        "Write /tmp/check.mjs that imports the solution by absolute path and asserts on a few "
-        "cases, then run `node /tmp/check.mjs` (if Node rejects the ES module syntax, copy the "
-        "solution to a .mjs file in /tmp and import that)."
-    ),
-    "java": (
-        "Compile with `javac -d /tmp/classes $(find src/main/java -name '*.java')`; for behaviour, "
-        "write a scratch class with a main method in /tmp and run it with "
-        "`java -cp /tmp/classes:/tmp/scratch ...`. Gradle may not work offline; don't rely on it."
-    ),
-    "cpp": (
-        "The CMake build references the hidden test file, so compile directly instead: write "
-        "/tmp/check.cpp with a main that includes the solution header, then "
-        "`g++ -std=c++17 -Wall -I. /tmp/check.cpp <solution>.cpp -o /tmp/check && /tmp/check`."
-    ),
-}
-
 SYSTEM_PROMPT = """\
-You are an expert {language} programmer solving a programming exercise inside a git repository \
+You are an expert programmer solving a programming exercise inside a git repository \
 at {git_dir}, which is also the working directory of your shell.
 
 What you can see: the exercise stub (the solution file(s) to complete), its instructions \
@@ -51,8 +22,8 @@ build.gradle, CMakeLists.txt, ...) are discarded and recorded as tampering. Use 
 standard library; there is no network, so installing packages will fail.
 
 How to check your work: read the instructions carefully, including edge cases and the \
-exact error types or messages they mention. {self_check} Keep scratch files outside the \
-solution files (in /tmp, or delete them afterwards).
+exact error types or messages they mention, then check as the task's "How your work is tested" \
+section suggests. Keep scratch files outside the solution files (in /tmp, or delete them afterwards).
 
 Tools: `shell` runs bash commands, `view_file` shows files with line numbers, `create_file` \
 writes a whole file, `str_replace` edits one exact, unique snippet, `finish` ends the session. \
@@ -96,17 +67,9 @@ BUDGET_WARNING = (
 )
 
 
-DISPLAY_NAMES = {"cpp": "C++", "go": "Go", "java": "Java", "javascript": "JavaScript", "python": "Python", "rust": "Rust"}
-
-
-def system_prompt(language: str, git_dir: str, max_steps: int, wall_seconds: float) -> str:
-    self_check = SELF_CHECK_HINTS.get(
-        language, "Build or run the code with the language's toolchain and a scratch script of your own."
-    )
+def system_prompt(git_dir: str, max_steps: int, wall_seconds: float) -> str:
     return SYSTEM_PROMPT.format(
-        language=DISPLAY_NAMES.get(language, language or "polyglot"),
         git_dir=git_dir,
-        self_check=self_check,
         max_steps=max_steps,
         wall_minutes=max(1, round(wall_seconds / 60)),
     )

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from outputs import PatchError, Transcript, Usage, fenced, write_model_patch
+from outputs import GitError, Transcript, Usage, fenced, write_model_patch
 from prompts import BUDGET_WARNING, NO_TOOL_CALL_NUDGE, system_prompt, task_message
 from tools import Toolbox
 
@@ -271,7 +271,7 @@ class AgentRun:
 
     def _system_prompt(self) -> str:
         config = self.config
-        return system_prompt(config.language, str(config.git_dir), config.max_steps, config.max_wall_time)
+        return system_prompt(str(config.git_dir), config.max_steps, config.max_wall_time)
 
     def _write_header(self) -> None:
         config = self.config
@@ -292,7 +292,7 @@ class AgentRun:
         try:
             config = self.config
             write_model_patch(config.git_dir, config.base_commit, self.patch_path, self._own_paths())
-        except (PatchError, OSError, ValueError) as error:
+        except (GitError, OSError, ValueError) as error:
             log(f"could not write the patch: {error}")
             self.transcript.note(f"Could not write model_patch.diff: {error}")
             if not self.patch_path.exists():

@@ -7,7 +7,7 @@ the test commit, the reference files over it, tests un-skipped with
 of `workers` threads runs each instance's test command (the language spec's, written the
 way grading writes it) as one `docker exec` in its language's container: at most `workers`
 tests at once, as in the harness. Only those execs are timed. Reports are read back and
-judged with `utils.verdict.decide` after the clock stops, so a floor measured on failing
+judged with `utils.judging.verdict.decide_separated` (no canaries planted) after the clock stops, so a floor measured on failing
 tests is visible as such.
 """
 
@@ -32,7 +32,7 @@ from polyglot_harness.utils.records.instance_repo import checkout_commit
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.backends.docker.provider import DockerSandbox as Sandbox
 from polyglot_harness.utils.seam.protocol import ExecResult, Limits, SandboxSpec
-from polyglot_harness.utils.judging.verdict import decide
+from polyglot_harness.utils.judging.verdict import decide_separated
 
 BARE_ROOT = "/bench"  # instance trees live at /bench/<instance_id> in the language container
 
@@ -118,8 +118,8 @@ def run_bare(client: docker.DockerClient, instances: list[Instance], images: dic
 def _judge(box: Sandbox, instance: Instance, result: ExecResult, report_dir: str) -> BareInstance:
     spec = LANGUAGES[instance.language]
     report = {name: content.decode("utf-8", errors="replace") for name, content in box.get_files(report_dir).items()}
-    verdict = decide(exit_code=result.exit_code, timed_out=result.timed_out, results=spec.parse_results(report),
-                     expected_tests=instance.expected_tests)
+    verdict = decide_separated(result.exit_code, result.timed_out, spec.parse_results(report), {},
+                               expected_tests=instance.expected_tests)
     return BareInstance(instance.instance_id, instance.language, round(result.seconds, 3), result.exit_code,
                         result.timed_out, verdict.resolved, verdict.reason)
 

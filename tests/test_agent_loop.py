@@ -34,6 +34,9 @@ from .scripted_model_server import (  # noqa: E402
 
 import openai  # noqa: E402,F401 - the agent needs the openai SDK (requirements.txt installs it)
 
+from polyglot_harness.utils.languages import get_language  # noqa: E402
+from polyglot_harness.utils.pipeline.agent_phase import GIT_EXCLUDE, git_exclude  # noqa: E402
+
 AGENT_SOURCE = REPO_ROOT / "agent"
 INSTANCE_ID = "python__two-fer"
 STUB = 'def two_fer(name="you"):\n    pass\n'
@@ -58,7 +61,8 @@ def _git(repo: Path, *args: str) -> str:
 
 @pytest.fixture
 def exercise(tmp_path: Path) -> tuple[Path, str]:
-    """A git repo like the harness's /testbed: stub + docs committed, tests absent."""
+    """A git repo like the harness's /testbed: stub + docs committed, tests absent, and the
+    language's build artifacts in .git/info/exclude."""
     repo = tmp_path / "testbed"
     (repo / ".docs").mkdir(parents=True)
     (repo / ".docs" / "instructions.md").write_text("# Two Fer\n\nReturn 'One for X, one for me.'\n")
@@ -66,6 +70,8 @@ def exercise(tmp_path: Path) -> tuple[Path, str]:
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "stub")
+    exclude = repo / GIT_EXCLUDE
+    exclude.write_text(git_exclude(get_language("python"), exclude.read_text() if exclude.is_file() else ""))
     return repo, _git(repo, "rev-parse", "HEAD")
 
 

@@ -112,3 +112,17 @@ def test_a_file_too_large_for_any_patch_is_removed_and_named(box, monkeypatch):
     collected, said = collect(box)
     assert "removed oversized file: ./blob.bin" in said
     assert "+changed" in collected.patch and "blob.bin" not in collected.patch
+
+
+def test_the_repository_git_ignores_the_languages_artifacts_before_the_agent_starts(box, tmp_path):
+    """What any agent's `git add -A` sees: the exclude file the harness writes keeps build
+    artifacts out, the repository's own exclude lines stay, and /testbed stays the agent's."""
+    (tmp_path / "repo" / ".git" / "info").mkdir(exist_ok=True)
+    (tmp_path / "repo" / ".git" / "info" / "exclude").write_text("# the repo's own line\n")
+    agent_run._ignore_artifacts(box, tmp_path / "repo", PY)
+    run(box, "mkdir -p __pycache__ pkg/__pycache__ && touch __pycache__/a.pyc pkg/__pycache__/b.pyc stray.pyc "
+             "helper.py && touch .git/info/exclude && test -O . && test -O .git")
+    listed = box.exec("git -c safe.directory='*' status --porcelain --untracked-files=all", 60, workdir="/testbed")
+    assert listed.output.split() == ["??", "helper.py"]
+    exclude = box.get_files("/testbed/.git/info/exclude")
+    assert next(iter(exclude.values())).decode().startswith("# the repo's own line\n# build artifacts of python")

@@ -1,4 +1,5 @@
-"""utils/canaries.py and the canary rules of utils/verdict.py: pure, no Docker.
+"""utils/judging/canaries.py, each language module's planter (utils/languages/<name>.py) and the
+canary rules of utils/judging/verdict.py: pure, no Docker.
 
 Planting is checked on small test files shaped like the upstream ones; that every planted
 canary compiles, fails for the reference and leaves the real tests passing is checked for
@@ -13,11 +14,11 @@ import re
 
 import pytest
 
-from polyglot_harness.utils.judging import canaries
 from polyglot_harness.utils.judging.canaries import Canary, neighbour_name, separate
 from polyglot_harness.utils.judging.runner_results import TestCase, TestResults
+from polyglot_harness.utils.languages import cpp, go, java, javascript, python, rust
 from polyglot_harness.utils.outcomes import Reason
-from polyglot_harness.utils.judging.verdict import decide
+from polyglot_harness.utils.judging.verdict import decide_separated
 
 CANARY = Canary("test_a", "test_b_c", 12345, 67890)
 
@@ -49,9 +50,9 @@ if __name__ == "__main__":
 
 
 def test_python_real_test_keeps_its_place_renamed_and_the_canary_follows_under_its_name():
-    units = canaries.python_units(PYTHON_FILE)
+    units = python.find_units(PYTHON_FILE)
     assert [unit.name for unit in units] == ["test_a", "test_b_c"]  # decorated tests left alone
-    planted = canaries.plant_python(PYTHON_FILE, [(units[0], Canary("test_a", "test_b_a", 11111, 22222))])
+    planted = python.plant_file(PYTHON_FILE, [(units[0], Canary("test_a", "test_b_a", 11111, 22222))])
     assert planted.index("def test_b_a(self):") < planted.index("def test_a(self, *args):") \
         < planted.index("def test_b_c(self):") < planted.index('if __name__')
     assert "self.test_b_a()\n        self.assertEqual(11111, 22222)" in planted
@@ -82,10 +83,10 @@ func BenchmarkA(b *testing.B) {}
 
 
 def test_go_canary_runs_the_renamed_test_and_fails_only_when_it_passed():
-    units = canaries.go_units(GO_FILE)
+    units = go.find_units(GO_FILE)
     assert [unit.name for unit in units] == ["TestA", "TestBothWays"]
     assert GO_FILE[units[1].start:units[1].end].endswith("}\n")
-    planted = canaries.plant_go(GO_FILE, [(units[0], Canary("TestA", "TestBothA", 11111, 22222))])
+    planted = go.plant_file(GO_FILE, [(units[0], Canary("TestA", "TestBothA", 11111, 22222))])
     assert "func TestA(t *testing.T) {\n\tTestBothA(t)\n\tif !t.Failed() {" in planted
     assert planted.index("func TestBothA(") < planted.index("func TestA(") < planted.index("func TestBothWays(")
     assert "func TestBothWays(t *testing.T) {\n\ts := `raw } brace`\n\t_ = s\n}\n" in planted
@@ -118,9 +119,9 @@ fn only_with_a_feature() {}
 
 
 def test_rust_canary_is_appended_and_the_real_test_renamed_in_place():
-    units = canaries.rust_units(RUST_FILE)
+    units = rust.find_units(RUST_FILE)
     assert [unit.name for unit in units] == ["first_case", "second_case"]  # should_panic left alone
-    planted = canaries.plant_rust(RUST_FILE, [(units[1], Canary("second_case", "first_second", 11111, 22222))])
+    planted = rust.plant_file(RUST_FILE, [(units[1], Canary("second_case", "first_second", 11111, 22222))])
     assert "#[ignore]\n/// documented\nfn first_second() {" in planted
     assert planted.rstrip().endswith("fn second_case() {\n    first_second();\n    assert_eq!(11111, 22222);\n}")
 
@@ -154,9 +155,9 @@ public class ThingTest {
 
 
 def test_java_canary_calls_the_renamed_method_and_asserts_with_junit():
-    units = canaries.java_units(JAVA_FILE)
+    units = java.find_units(JAVA_FILE)
     assert [unit.name for unit in units] == ["firstCase", "secondCase"]
-    planted = canaries.plant_java(JAVA_FILE, [(units[1], Canary("secondCase", "firstSecond", 11111, 22222))])
+    planted = java.plant_file(JAVA_FILE, [(units[1], Canary("secondCase", "firstSecond", 11111, 22222))])
     assert "void firstSecond() throws Exception {" in planted
     assert ("public void secondCase() throws Throwable {\n        firstSecond();\n"
             "        org.junit.jupiter.api.Assertions.assertEquals(11111, 22222);") in planted
@@ -180,9 +181,9 @@ describe('Thing', () => {
 
 
 def test_javascript_plan_lists_unique_zero_argument_tests_and_wraps_the_registration():
-    units = canaries.javascript_units(JS_FILE)
+    units = javascript.find_units(JS_FILE)
     assert [unit.name for unit in units] == ["async case"]  # duplicated titles and done-callbacks left alone
-    planted = canaries.plant_javascript(JS_FILE, [(units[0], Canary("async case", "first async", 11111, 22222))])
+    planted = javascript.plant_file(JS_FILE, [(units[0], Canary("async case", "first async", 11111, 22222))])
     assert planted.endswith(JS_FILE)
     assert '{"async case": ["first async", 11111, 22222]}' in planted
     assert "expect(actual).toBe(expected)" in planted
@@ -210,9 +211,9 @@ TEST_CASE("benchmarks") {
 
 
 def test_cpp_real_case_keeps_its_place_renamed_and_a_copy_of_its_body_is_the_canary():
-    units = canaries.cpp_units(CPP_FILE)
+    units = cpp.find_units(CPP_FILE)
     assert [unit.name for unit in units] == ["first_case", "second_case"]
-    planted = canaries.plant_cpp(CPP_FILE, [(units[1], Canary("second_case", "first_second", 11111, 22222))])
+    planted = cpp.plant_file(CPP_FILE, [(units[1], Canary("second_case", "first_second", 11111, 22222))])
     assert ('TEST_CASE("first_second", "[tag]") {\n    REQUIRE(thing::f(\'{\') == 2);\n}\n\n'
             'TEST_CASE("second_case", "[tag]") {\n    REQUIRE(thing::f(\'{\') == 2);\n    REQUIRE(11111 == 22222);\n}') in planted
     assert 'TEST_CASE("benchmarks") {\n    BENCHMARK' in planted
@@ -249,11 +250,12 @@ EXPECTED = ("m.ThingTest::test_a", "m.ThingTest::test_d")
 
 
 def verdict(run: TestResults, exit_code=1, canary=CANARY, expected=EXPECTED):
-    return decide(exit_code, False, run, expected, canaries=(canary,), leaf_of=canaries.python_leaf)
+    real, own = separate(run, (canary,), python.leaf)
+    return decide_separated(exit_code, False, real, own, (canary,), expected)
 
 
 def test_separate_maps_the_hidden_name_back_and_sets_the_canary_apart():
-    real, own = separate(python_run(), (CANARY,), canaries.python_leaf)
+    real, own = separate(python_run(), (CANARY,), python.leaf)
     assert real.names() == ("m.ThingTest::test_a", "m.ThingTest::test_d")
     assert own["test_a"].message.endswith("12345 != 67890")
 
@@ -263,7 +265,7 @@ def test_go_subtests_of_the_canary_are_dropped_and_the_real_ones_renamed_back():
     run = results(TestCase("p::TestA", "failed", "x_test.go:9: got 67890, want 12345"),
                   TestCase("p::TestA/one", "passed"), TestCase("p::TestBothA", "passed"),
                   TestCase("p::TestBothA/one", "passed"))
-    real, own = separate(run, (go_canary,), canaries.go_leaf)
+    real, own = separate(run, (go_canary,), go.leaf)
     assert real.names() == ("p::TestA", "p::TestA/one") and set(own) == {"TestA"}
 
 
@@ -272,7 +274,7 @@ def test_jest_titles_locate_the_leaf():
     prefix = len("x.spec.js::Thing ")
     run = results(TestCase("x.spec.js::Thing adds one", "failed", "Expected: 12345\nReceived: 67890", prefix),
                   TestCase("x.spec.js::Thing adds every", "passed", "", prefix))
-    real, own = separate(run, (js_canary,), canaries.javascript_leaf)
+    real, own = separate(run, (js_canary,), javascript.leaf)
     assert real.names() == ("x.spec.js::Thing adds one",) and set(own) == {"adds one"}
 
 
@@ -318,6 +320,6 @@ def test_catch_sections_of_a_planted_case_belong_to_it():
                   TestCase("z.global::drinks_water/Drinks water", "passed"),
                   TestCase("z.global::drinks_zebra/Drinks water", "passed"),
                   TestCase("z.global::push/pop at the end", "passed"))
-    real, own = separate(run, (cpp_canary,), canaries.cpp_leaf)
+    real, own = separate(run, (cpp_canary,), cpp.leaf)
     assert real.names() == ("z.global::drinks_water/Drinks water", "z.global::push/pop at the end")
     assert set(own) == {"drinks_water"}

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from .fixtures.forgers.check import grade_forger
+from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.outcomes import Reason
 
 pytestmark = pytest.mark.docker
@@ -29,12 +30,11 @@ FORGERY_REASONS = {Reason.CANARY_PASSED, Reason.CANARY_MISSING, Reason.CANARY_WI
 ALREADY_CAUGHT = {"rust/panic_hook_exit": {"tests_failed"}}
 
 
-def test_every_language_has_forgers_of_each_class():
-    classes = {language: {path.name for path in FORGERS if path.parent.name == language}
-               for language in ("python", "go", "rust", "javascript", "java", "cpp")}
-    for language, names in classes.items():
-        assert "spare_unknown_names" in names, language
-        assert len(names) >= 3, (language, names)
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_every_language_has_forgers_of_each_class(language: str):
+    names = {path.name for path in FORGERS if path.parent.name == language}
+    assert "spare_unknown_names" in names, language
+    assert len(names) >= 3, (language, names)
 
 
 @pytest.mark.parametrize("forger", FORGERS, ids=[f"{p.parent.name}/{p.name}" for p in FORGERS])
@@ -54,9 +54,10 @@ def test_forgers_leave_an_audit_trail(forger: Path, real_dataset):
     from polyglot_harness.utils.records.dataset import load_dataset
     from polyglot_harness.utils.pipeline.expected_tests import patch_writing
     from polyglot_harness.utils.judging.patches import audit_patch, filter_patch
+    from polyglot_harness.utils.languages import suspicious_patterns
 
     meta = json.loads((forger / "forger.json").read_text())
     instance = {i.instance_id: i for i in load_dataset(real_dataset)}[meta["instance_id"]]
     patch = patch_writing(instance, forger_files(forger))
     filtered = filter_patch(patch, instance.spec, instance.solution_paths, instance.hidden_paths)
-    assert filtered.kept_paths and audit_patch(filtered.text), forger
+    assert filtered.kept_paths and audit_patch(filtered.text, suspicious_patterns()), forger

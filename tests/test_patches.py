@@ -1,4 +1,4 @@
-"""utils/patches.py: filter a model patch to what grading may take, apply it with fallbacks.
+"""utils/judging/patches.py: filter a model patch to what grading may take, apply it with fallbacks.
 
 Patches are made the way the harness makes them (`git diff --cached --binary` of a repo
 holding a sample exercise) and applied to a fresh copy of that exercise. Needs git and
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from polyglot_harness.utils.languages import get_language
+from polyglot_harness.utils.languages import LANGUAGES, get_language, suspicious_patterns
 from polyglot_harness.utils.judging.patches import (FilteredPatch, PatchError, TamperRecord, apply_patch, audit_patch, filter_patch,
                            guard_applied_files)
 
@@ -504,11 +504,15 @@ def _new_files_patch(root: Path) -> str:
 @pytest.mark.parametrize("fixture", sorted(p.relative_to(EARLY_EXIT_FIXTURES).as_posix()
                                            for p in EARLY_EXIT_FIXTURES.glob("*/*")))
 def test_every_early_exit_cheat_is_flagged_as_suspicious(fixture: str):
-    kinds = {line.kind for line in audit_patch(_new_files_patch(EARLY_EXIT_FIXTURES / fixture))}
+    kinds = {line.kind for line in audit_patch(_new_files_patch(EARLY_EXIT_FIXTURES / fixture), suspicious_patterns())}
     assert "early_exit" in kinds
 
 
-@pytest.mark.parametrize("language", ["python", "go", "rust", "javascript", "java", "cpp"])
+def test_every_registered_language_has_a_sample_here():
+    assert set(SAMPLES) == set(LANGUAGES)
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
 def test_reference_solutions_are_not_flagged(language: str):
     example_files = exercise_dir(language) / ".meta"
     sources = [p for p in example_files.rglob("*") if p.is_file() and p.suffix not in (".json", ".toml")]
@@ -517,7 +521,7 @@ def test_reference_solutions_are_not_flagged(language: str):
         lines = source.read_text().splitlines()
         patch_text += (f"diff --git a/{source.name} b/{source.name}\nnew file mode 100644\n--- /dev/null\n"
                        f"+++ b/{source.name}\n@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
-    assert audit_patch(patch_text) == ()
+    assert audit_patch(patch_text, suspicious_patterns()) == ()
 
 
 def test_binary_garbage_is_unparseable_not_empty():

@@ -19,7 +19,9 @@ import pytest
 
 from polyglot_harness.utils.records.run_dir import RunSettings
 from polyglot_harness.utils.run import HarnessError, harness
-from polyglot_harness.utils.judging.canaries import PYTHON as PYTHON_PLANTER, JAVASCRIPT as JS_PLANTER, Canary
+from polyglot_harness.utils.judging.canaries import Canary
+from polyglot_harness.utils.languages.javascript import PLANTER as JS_PLANTER
+from polyglot_harness.utils.languages.python import PLANTER as PYTHON_PLANTER
 from polyglot_harness.utils.judging.feedback import (FEEDBACK_MAX_CHARS, TryVerdict, drop_lines_containing, hidden_lines_not_shown,
                             scrub_canaries, trim_middle, try_feedback as make_feedback)
 from polyglot_harness.utils.outcomes import Bucket, Reason

@@ -1,5 +1,6 @@
-"""Un-skipping tests before grading: unskip_java, unskip_javascript (utils/languages.py) and
-unskip_tree (utils/grading.py), which rewrites a grading tree in place. No Docker.
+"""Un-skipping tests before grading: unskip_java, unskip_javascript (utils/languages/java.py,
+javascript.py) and unskip_tree (utils/pipeline/grading.py), which rewrites a grading tree in
+place. No Docker.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from polyglot_harness.utils.pipeline.grading import unskip_tree
-from polyglot_harness.utils.languages import JAVA, JAVASCRIPT, LANGUAGES, get_language, unskip_java, unskip_javascript
+from polyglot_harness.utils.languages import LANGUAGES, get_language
+from polyglot_harness.utils.languages.java import LANGUAGE as JAVA, unskip_java
+from polyglot_harness.utils.languages.javascript import LANGUAGE as JAVASCRIPT, unskip_javascript
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "samples"
 REPORTS_DIR = Path(__file__).resolve().parent / "fixtures" / "reports"
@@ -219,7 +222,7 @@ def test_unskip_tree_keeps_bytes_that_are_not_utf8(tmp_path: Path):
     assert (tree / "a.spec.js").read_bytes() == b"// caf\xe9 in latin-1\ntest('a', () => {});\n"
 
 
-@pytest.mark.parametrize("language", sorted(name for name, spec in LANGUAGES.items() if not spec.unskip_globs))
+@pytest.mark.parametrize("language", sorted(name for name, lang_spec in LANGUAGES.items() if not lang_spec.unskip_globs))
 def test_unskip_tree_changes_nothing_for_languages_that_unskip_by_flag(language: str, tmp_path: Path):
     exercise = next((SAMPLES_DIR / language / "exercises" / "practice").iterdir())
     tree = grading_copy(exercise, tmp_path / "testbed")

@@ -1,7 +1,8 @@
-"""utils/verdict.py: decide() end to end over the pure parsers and captured runner reports.
+"""utils/judging/verdict.py: decide_separated() end to end over the pure parsers and captured
+runner reports, with no canary planted (test_canaries.py covers the canary rules).
 
 Each case feeds a report captured from the real runner (tests/fixtures/reports/) and that
-run's real exit code through the language's parser into decide(). No Docker.
+run's real exit code through the language's parser into the verdict. No Docker.
 """
 
 from __future__ import annotations
@@ -9,12 +10,17 @@ from __future__ import annotations
 import pytest
 
 from .fixtures.reports.captured import load
-from polyglot_harness.utils.languages import get_language
+from polyglot_harness.utils.languages import LANGUAGES, get_language
 from polyglot_harness.utils.judging.runner_results import TestResults as RunnerResults  # not a pytest test class
 from polyglot_harness.utils.outcomes import Reason
-from polyglot_harness.utils.judging.verdict import Verdict, decide
+from polyglot_harness.utils.judging.verdict import Verdict, decide_separated
 
-RUNNERS = ["python", "go", "rust", "javascript", "java", "cpp"]
+RUNNERS = list(LANGUAGES)  # every registered language has captured reports
+
+
+def decide(exit_code: int | None, timed_out: bool, results: RunnerResults, expected_tests=None, **rest) -> Verdict:
+    """The pipeline's verdict on results with no canary planted (nothing to separate)."""
+    return decide_separated(exit_code, timed_out, results, {}, (), expected_tests, **rest)
 
 
 def results_of(runner: str, case: str) -> RunnerResults:

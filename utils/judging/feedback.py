@@ -1,7 +1,7 @@
 """What a second try is told about the first: the test run's output, trimmed and scrubbed.
 
 Aider's two-try protocol gives the model the test runner's output after a failed first try.
-Here that output comes from try 1's grading, which ran with canaries planted (utils/canaries.py)
+Here that output comes from try 1's grading, which ran with canaries planted (canaries.py)
 and with code the agent wrote, so before an agent sees it:
 
 - canaries are scrubbed: lines of the canaries' planted code are left out, each real test's

@@ -1,12 +1,13 @@
 """Model patches: filter to what grading may take, and apply with fallbacks.
 
-Filtering (pure, unidiff-based):
+Filtering (pure, unidiff-based), by the rules of the instance's language (`PatchRules`: a
+`LanguageSpec` is one; this module never imports the languages):
 - changes to the instance's solution files are kept;
-- NEW files that look like ordinary source for the language (spec.new_source_globs, e.g. a
-  helper module) are kept, unless they are hidden/test files or on the spec's
+- NEW files that look like ordinary source for the language (`keeps_new_file`: its
+  new_source_globs, e.g. a helper module) are kept, unless they are hidden/test files or on its
   `never_keep_globs` (conftest.py, jest/babel configs, build.rs, ...): an agent may split its
   solution across files, but nothing it adds may change how tests are collected or built;
-- build artifacts (spec.artifact_globs) are dropped silently;
+- build artifacts (`is_artifact`) are dropped silently;
 - everything else (edits to tests, build and config files, deletions, binary changes) is
   dropped and recorded as tamper, so grading runs on pristine copies of those files.
 
@@ -22,11 +23,19 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterable, Protocol
 
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from ..languages import LanguageSpec, matches_any
+
+class PatchRules(Protocol):
+    """What filtering and guarding need to know of the instance's language."""
+    guard: Callable[[str, bytes], str | None]  # a reason when a kept file must be restored
+
+    def is_artifact(self, path: str) -> bool: ...
+    def is_hidden(self, path: str) -> bool: ...
+    def keeps_new_file(self, path: str) -> bool: ...
 
 
 class PatchError(ValueError):
@@ -60,7 +69,7 @@ def _clean_path(path: str) -> str:
 
 
 def filter_patch(
-    patch_text: str, spec: LanguageSpec, solution_paths: tuple[str, ...], hidden_paths: tuple[str, ...] = ()
+    patch_text: str, rules: PatchRules, solution_paths: tuple[str, ...], hidden_paths: tuple[str, ...] = ()
 ) -> FilteredPatch:
     if not patch_text.strip():
         return FilteredPatch("", (), (), ())
@@ -78,7 +87,7 @@ def filter_patch(
     for patched_file in patch:
         path = _clean_path(patched_file.target_file if not patched_file.is_removed_file else patched_file.source_file)
         source = _clean_path(patched_file.source_file)
-        why = _why_dropped(patched_file, path, source, spec, solution_paths, hidden_paths)
+        why = _why_dropped(patched_file, path, source, rules, solution_paths, hidden_paths)
         if why == "artifact":
             artifacts.append(path)
         elif why:
@@ -90,11 +99,11 @@ def filter_patch(
     return FilteredPatch(text, tuple(kept), tuple(tamper), tuple(artifacts))
 
 
-def _why_dropped(patched_file, path: str, source: str, spec: LanguageSpec,
+def _why_dropped(patched_file, path: str, source: str, rules: PatchRules,
                  solution_paths: tuple[str, ...], hidden_paths: tuple[str, ...]) -> str | None:
-    if spec.is_artifact(path):
+    if rules.is_artifact(path):
         return "artifact"
-    if path in hidden_paths or source in hidden_paths or spec.is_hidden(path) or spec.is_hidden(source):
+    if path in hidden_paths or source in hidden_paths or rules.is_hidden(path) or rules.is_hidden(source):
         return "test_file"
     if patched_file.is_binary_file:
         return "binary_file"
@@ -105,7 +114,7 @@ def _why_dropped(patched_file, path: str, source: str, spec: LanguageSpec,
     if path in solution_paths:
         return None
     if patched_file.is_added_file:
-        if matches_any(path, spec.new_source_globs) and not matches_any(path, spec.never_keep_globs):
+        if rules.keeps_new_file(path):
             return None
         return "new_file"
     return "build_or_config_file"
@@ -114,23 +123,50 @@ def _why_dropped(patched_file, path: str, source: str, spec: LanguageSpec,
 # Code in a kept file that could forge a verdict from inside the test process: ending it
 # early, printing a runner's success summary, or reaching into the hidden tests or the test
 # framework. Such lines do not change the verdict (legitimate code can match); they are
-# listed in the result so a suspiciously easy resolve can be audited.
-_SUSPICIOUS = {
-    "early_exit": re.compile(r"\bos\._exit\(|\bsys\.exit\(|\bprocess\.exit\(|\bSystem\.exit\(|"
-                             r"\bprocess::exit\(|\bos\.Exit\(|\bsyscall\.Exit\(|\b_?[Ee]xit\(0\)|"
-                             r"\bquick_exit\(|\babort\(\)"),
-    "runner_output": re.compile(r"--- PASS|=== RUN|test result: ok|\d+ passed|Tests successful|"
-                                r"All tests passed|tests? (?:passed|successful)", re.I),
-    "test_framework": re.compile(r"_test\.(?:go|py|cpp)\b|\.spec\.js\b|\bjunit\b|\bpytest\b|"
-                                 r"unittest\.TestCase\.\w+\s*=|\bsetattr\(\s*unittest|\bexpect\.extend\b|"
-                                 r"\bjest\.|org\.assertj|TEST_CASE|catch2?/|--logfile|--include-ignored", re.I),
-    # Reaching the runner's process, its arguments or its report from solution code.
-    "runner_internals": re.compile(r"/proc/self|\bProcessHandle\b|addShutdownHook|\.halt\(|\bfork\(|"
-                                   r"\.init_array|link_section|constructor\)\)|__attribute__\s*\(\(\s*constructor|"
-                                   r"os\.Args\[0\]|constructor\(\s*['\"]return process|child_process|"
-                                   r"--outputFile|--junitxml|--reports-dir|--out\b|_pytest|from_item_and_call|"
-                                   r"makereport|sys\.argv|process\.argv|set_hook|panic::|src/test|tests/", re.I),
+# listed in the result so a suspiciously easy resolve can be audited. The patterns are
+# fragments by kind: the ones below belong to no one language; each language module adds
+# its runner's own (LanguageSpec.suspicious). A line gets the first kind that matches, in
+# the order of SUSPICIOUS_KINDS (with each kind's regex flags).
+SUSPICIOUS_KINDS: dict[str, re.RegexFlag] = {
+    "early_exit": re.RegexFlag(0),
+    "runner_output": re.I,
+    "test_framework": re.I,
+    "runner_internals": re.I,  # reaching the runner's process, its arguments or its report
 }
+SuspiciousFragment = tuple[str, str]  # (kind, regex)
+GENERIC_SUSPICIOUS: tuple[SuspiciousFragment, ...] = (
+    ("early_exit", r"\b_?[Ee]xit\(0\)"),
+    ("early_exit", r"\babort\(\)"),
+    ("runner_output", r"\d+ passed"),
+    ("runner_output", r"tests? (?:passed|successful)"),
+    ("runner_internals", r"/proc/self"),
+    ("runner_internals", r"\bfork\("),
+    ("runner_internals", r"\.init_array"),
+)
+
+
+class SuspiciousPatternError(ValueError):
+    """A suspicious-line fragment names no kind of SUSPICIOUS_KINDS."""
+
+
+@dataclass(frozen=True)
+class SuspiciousPatterns:
+    """One regex per kind, in SUSPICIOUS_KINDS order: the alternation of its fragments."""
+    by_kind: tuple[tuple[str, re.Pattern[str]], ...]
+
+    @classmethod
+    def of(cls, fragments: Iterable[SuspiciousFragment]) -> "SuspiciousPatterns":
+        grouped: dict[str, list[str]] = {kind: [] for kind in SUSPICIOUS_KINDS}
+        for kind, fragment in fragments:
+            if kind not in grouped:
+                raise SuspiciousPatternError(f"unknown suspicious-line kind {kind!r}; known: {', '.join(grouped)}")
+            if fragment not in grouped[kind]:
+                grouped[kind].append(fragment)
+        return cls(tuple((kind, re.compile("|".join(f"(?:{fragment})" for fragment in found), SUSPICIOUS_KINDS[kind]))
+                         for kind, found in grouped.items() if found))
+
+    def kind_of(self, line: str) -> str | None:
+        return next((kind for kind, pattern in self.by_kind if pattern.search(line)), None)
 
 
 @dataclass(frozen=True)
@@ -140,8 +176,8 @@ class SuspiciousLine:
     line: str
 
 
-def audit_patch(kept_text: str, limit: int = 20) -> tuple[SuspiciousLine, ...]:
-    """Added lines of the kept patch that match a forging pattern (see _SUSPICIOUS)."""
+def audit_patch(kept_text: str, patterns: SuspiciousPatterns, limit: int = 20) -> tuple[SuspiciousLine, ...]:
+    """Added lines of the kept patch that match one of `patterns` (at most `limit`)."""
     if not kept_text.strip():
         return ()
     found: list[SuspiciousLine] = []
@@ -151,10 +187,9 @@ def audit_patch(kept_text: str, limit: int = 20) -> tuple[SuspiciousLine, ...]:
             for line in hunk:
                 if not line.is_added:
                     continue
-                for kind, pattern in _SUSPICIOUS.items():
-                    if pattern.search(line.value):
-                        found.append(SuspiciousLine(path, kind, line.value.strip()[:200]))
-                        break
+                kind = patterns.kind_of(line.value)
+                if kind is not None:
+                    found.append(SuspiciousLine(path, kind, line.value.strip()[:200]))
                 if len(found) >= limit:
                     return tuple(found)
     return tuple(found)
@@ -189,7 +224,7 @@ def apply_patch(tree: Path, patch_text: str) -> str:
     raise PatchError("the patch does not apply: " + "; ".join(errors))
 
 
-def guard_applied_files(tree: Path, pristine: Path, spec: LanguageSpec,
+def guard_applied_files(tree: Path, pristine: Path, rules: PatchRules,
                         kept_paths: tuple[str, ...]) -> tuple[TamperRecord, ...]:
     """Run the language's guard on every file taken from the patch; a file it rejects is
     restored from `pristine` (or removed when new) and recorded as tamper."""
@@ -198,7 +233,7 @@ def guard_applied_files(tree: Path, pristine: Path, spec: LanguageSpec,
         target = tree / path
         if not target.is_file():
             continue
-        why = spec.guard(path, target.read_bytes())
+        why = rules.guard(path, target.read_bytes())
         if why is None:
             continue
         original = pristine / path

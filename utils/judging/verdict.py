@@ -4,7 +4,7 @@ tests, planted canaries).
 Resolved only when ALL hold:
 - the test command finished in time; it exited 0 when no canary was planted, and NON-zero when
   canaries were (they fail in every honest run, so exit 0 means a forged status);
-- every planted canary (utils/canaries.py) is reported failed with this grading's two numbers
+- every planted canary (utils/judging/canaries.py) is reported failed with this grading's two numbers
   in its message: a canary reported passed, missing, or failed otherwise is forgery evidence;
 - the runner's own report (not stdout) shows at least one test, every test passed, none
   skipped and none errored;
@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
-from .canaries import Canary, Leaf, separate
+from .canaries import Canary
 from ..outcomes import Reason
 from .runner_results import PASSED, SKIPPED, TestCase, TestResults
 
@@ -44,21 +44,6 @@ class Verdict:
     detail: str = ""
 
 
-def decide(
-    exit_code: int | None,
-    timed_out: bool,
-    results: TestResults,
-    expected_tests: tuple[str, ...] | None = None,
-    expected_skips: tuple[str, ...] = (),
-    grading_mode: str = GRADING_TESTS,
-    canaries: Sequence[Canary] = (),
-    leaf_of: Callable[[str], Leaf | None] = lambda name: None,
-) -> Verdict:
-    """The verdict on the runner's results as reported (canaries still in them)."""
-    real, own = separate(results, canaries, leaf_of)
-    return decide_separated(exit_code, timed_out, real, own, canaries, expected_tests, expected_skips, grading_mode)
-
-
 def decide_separated(
     exit_code: int | None,
     timed_out: bool,
@@ -69,8 +54,9 @@ def decide_separated(
     expected_skips: tuple[str, ...] = (),
     grading_mode: str = GRADING_TESTS,
 ) -> Verdict:
-    """The verdict once utils.canaries.separate has set the canaries' own cases (`own`, by
-    source) apart from the real tests (`results`, names mapped back)."""
+    """The verdict once canaries.separate has set the canaries' own cases (`own`, by
+    source) apart from the real tests (`results`, names mapped back): grading reads the
+    runner's report, separates, and decides here."""
     if timed_out:
         return Verdict(False, Reason.TEST_TIMEOUT, "the test command did not finish in time")
     if grading_mode == GRADING_BUILD_ONLY:

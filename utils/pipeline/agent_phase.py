@@ -12,6 +12,7 @@ the agent left it; when it does not apply, from the base repo, and the feedback 
 gets the feedback file outside /testbed, so it never enters the patch.
 The timeout kills the agent's whole process group; then every process left in the
 container is killed before anything is copied out, so nothing changes files mid-copy.
+Before the agent starts, /testbed/.git/info/exclude lists the language's build artifacts.
 The patch is /agent/model_patch.diff when the agent wrote one (a regular file; symlinks are
 not followed), else the harness's own diff of /testbed against the base commit (new files
 included, build artifacts excluded).
@@ -39,6 +40,7 @@ from ..seam.protocol import CommandNotStarted, ExecResult, Limits, Sandbox, Sand
 from .pools import Sandboxes
 
 TESTBED = "/testbed"
+GIT_EXCLUDE = ".git/info/exclude"  # relative to TESTBED
 PATCH_FILE = f"{AGENT_DIR_IN_CONTAINER}/model_patch.diff"
 USAGE_FILE = f"{AGENT_DIR_IN_CONTAINER}/agent_usage.json"
 FEEDBACK_DIR = "/feedback"
@@ -93,9 +95,31 @@ class AgentRun:
     disk_limited: bool = False      # stopped for outgrowing Limits.disk; graded on what it left
 
 
-def test_description(spec: LanguageSpec) -> str:
-    return (f"The tests are hidden from you. After you finish, the {spec.name} tests are run against the "
-            f"solution files with every test enabled and the network off.")
+def test_description(language: LanguageSpec) -> str:
+    """The agent's --test_description: how the hidden tests run, and how to check work without
+    them. The language's module is the one place that knows both; the agent cannot import it."""
+    return (f"The tests are hidden from you. After you finish, the {language.display_name} tests are run "
+            f"against the solution files with every test enabled and the network off.\n\n"
+            f"How to check your work without them: {language.self_check_hint}")
+
+
+def git_exclude(language: LanguageSpec, existing: str = "") -> str:
+    """The text of /testbed/.git/info/exclude for the agent: `existing` plus the language's
+    artifact globs, so git (and so any agent that builds its patch with git) ignores build
+    artifacts, and no agent keeps a copy of the list."""
+    lines = [f"# build artifacts of {language.name} (written by the harness)", *language.gitignore_lines()]
+    return (existing if not existing or existing.endswith("\n") else existing + "\n") + "\n".join(lines) + "\n"
+
+
+def _ignore_artifacts(box: Sandbox, repo: Path, language: LanguageSpec) -> None:
+    """Writes git_exclude into the agent container's /testbed (the repo's own exclude file kept)."""
+    existing = repo / GIT_EXCLUDE
+    text = git_exclude(language, existing.read_text(encoding="utf-8") if existing.is_file() else "")
+    with tempfile.TemporaryDirectory(prefix="polyglot-exclude-") as staging:
+        exclude = Path(staging) / GIT_EXCLUDE
+        exclude.parent.mkdir(parents=True)
+        exclude.write_text(text, encoding="utf-8")
+        box.put_directory(Path(staging), TESTBED)
 
 
 def agent_sandbox_spec(image: str, agent: PreparedAgent, settings: AgentRunSettings) -> SandboxSpec:
@@ -118,6 +142,7 @@ def run_agent(sandboxes: Sandboxes, image: str, agent: PreparedAgent, instance: 
             box.put_directory(tree.feedback_dir, FEEDBACK_DIR)
         if agent.builtin:
             return _run_builtin(box, instance, spec, agent, log)
+        _ignore_artifacts(box, tree.repo, spec)
         try:
             return _run_agent_command(box, instance, spec, agent, settings, log, start is not None)
         except AgentNotStarted:

@@ -2,7 +2,7 @@
 
 Steps (host side first, so nothing the agent touched is reused):
 1. copy the test-commit tree into a directory grading owns;
-2. filter the model patch (utils/patches.py) and apply what is kept, with fallbacks; the
+2. filter the model patch (judging/patches.py) and apply what is kept, with fallbacks; the
    language guard then restores any kept file it rejects (e.g. a Cargo.toml retargeting tests);
 3. un-skip the tests (language spec);
 4. warm the language's shared build cache once from the pristine tree (utils/build_cache.py),

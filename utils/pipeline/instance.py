@@ -31,7 +31,7 @@ from ..records.dataset import Instance
 from ..judging.feedback import TryVerdict, try_feedback
 from .grading import GradingOutcome, GradingRequest, grade
 from ..records.instance_repo import checkout_commit
-from ..languages import LANGUAGES
+from ..languages import LANGUAGES, suspicious_patterns
 from ..judging.patches import PatchError, audit_patch, filter_patch
 from ..outcomes import Bucket, Reason
 from ..records.results import RETRIED_BUCKETS, InstanceResult, combine_tries
@@ -194,7 +194,7 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
         result.eval_result, result.reason, result.detail = Bucket.UNRESOLVED, Reason.PATCH_UNPARSEABLE, str(error)
         return None
     result.kept_paths = list(filtered.kept_paths)
-    result.suspicious = list(audit_patch(filtered.text))
+    result.suspicious = list(audit_patch(filtered.text, suspicious_patterns()))
     result.tamper = list(filtered.tamper)
     if filtered.is_empty:
         result.eval_result, result.reason = Bucket.EMPTY_PATCH, Reason.EMPTY_PATCH

@@ -1,0 +1,105 @@
+"""C++: CMake + Catch2, read back from Catch's JUnit report (docker/cpp)."""
+
+from __future__ import annotations
+
+import re
+
+from ..judging import runner_results
+from ..judging.canaries import Canary, Leaf, Planter, TestUnit, apply_edits, matching_brace
+from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip
+
+# --- canaries ---------------------------------------------------------------------------
+
+_TEST = re.compile(r'^TEST_CASE\(\s*"(?P<name>[^"\\\n]+)"(?P<tags>\s*,\s*"[^"\n]*")?\s*\)\s*\{', re.M)
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?P<kind>if|ifdef|ifndef|endif)\b(?P<rest>.*)$", re.M)
+
+
+def _foreign_conditional(text: str, offset: int) -> bool:
+    """Whether `offset` sits inside an #if other than the run-all-tests switch (e.g. benchmarks)."""
+    open_conditions: list[str] = []
+    for match in _CONDITIONAL.finditer(text, 0, offset):
+        if match["kind"] == "endif":
+            if open_conditions:
+                open_conditions.pop()
+        else:
+            open_conditions.append(match["rest"])
+    return any("EXERCISM_RUN_ALL_TESTS" not in condition for condition in open_conditions)
+
+
+def find_units(text: str) -> list[TestUnit]:
+    units = []
+    for match in _TEST.finditer(text):
+        end = matching_brace(text, match.end() - 1)
+        if 'R"' in text[match.end():end] or _foreign_conditional(text, match.start()):
+            continue  # raw strings: not scanned; benchmark-only cases: not compiled
+        units.append(TestUnit(match["name"], match.start(), end, body_start=match.end()))
+    return units
+
+
+def plant_file(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
+    edits = []
+    for unit, canary in chosen:
+        header = text[unit.start:unit.body_start]
+        body = text[unit.body_start:unit.end - 1]
+        renamed = header.replace(f'"{canary.source}"', f'"{canary.hidden_name}"', 1)
+        edits.append((unit.start, unit.end, (
+            f"{renamed}{body}}}\n\n{header}{body}    REQUIRE({canary.expected} == {canary.actual});\n}}")))
+    return apply_edits(text, edits)
+
+
+def leaf(reported: str) -> Leaf | None:
+    head, separator, name = reported.partition("::")
+    return Leaf(name, len(head) + 2) if separator and name else None
+
+
+PLANTER = Planter(("**/*_test.cpp",), "snake", find_units, plant_file, leaf)
+
+# --- the language -----------------------------------------------------------------------
+
+LANGUAGE = LanguageSpec(
+    name="cpp",
+    display_name="C++",
+    self_check_hint=(
+        "The CMake build references the hidden test file, so compile directly instead: write "
+        "/tmp/check.cpp with a main that includes the solution header, then "
+        "`g++ -std=c++17 -Wall -I. /tmp/check.cpp <solution>.cpp -o /tmp/check && /tmp/check`."
+    ),
+    canaries=PLANTER,
+    image_recipe="cpp",
+    version_command="g++ --version",
+    hidden_globs=("**/*_test.cpp",),
+    new_source_globs=("*.h", "*.hpp", "*.cpp", "*.cc"),
+    never_keep_globs=(),
+    artifact_globs=COMMON_ARTIFACTS + ("build/**", "CMakeFiles/**", "CMakeCache.txt", "Makefile", "cmake_install.cmake",
+                                       "**/*.o"),
+    unskip_globs=(),
+    unskip=no_unskip,  # configured with -DEXERCISM_RUN_ALL_TESTS=1
+    test_command="polyglot-cpp-test {report_dir}",
+    parse_results=runner_results.parse_junit_reports,
+    # Catch's main (test/tests-main.cpp) takes ~9-20 s to compile and is the same in every
+    # exercise: compiled once per run into ccache, it is a cache hit everywhere after.
+    build_cache=BuildCache(
+        mount_path="/var/cache/polyglot-ccache",
+        key_globs=("CMakeLists.txt", "test/**"),
+        warm_command="polyglot-cpp-warm {key}",
+        reader_env=(("CCACHE_DIR", "/var/cache/polyglot-ccache"), ("CCACHE_READONLY", "1"),
+                    ("CCACHE_TEMPDIR", "/tmp/ccache-tmp")),
+        writer_env=(("CCACHE_DIR", "/var/cache/polyglot-ccache"), ("CCACHE_TEMPDIR", "/tmp/ccache-tmp")),
+    ),
+    exercise_name_line=ExerciseNameLine(
+        path="CMakeLists.txt",
+        from_directory=r"get_filename_component\(\s*exercise\s+\$\{CMAKE_CURRENT_SOURCE_DIR\}\s+NAME\s*\)",
+        shown_as="get_filename_component(exercise ${CMAKE_CURRENT_SOURCE_DIR} NAME)",
+        explicit="set(exercise {slug})",
+    ),
+    suspicious=(
+        ("early_exit", r"\bquick_exit\("),
+        ("runner_output", r"All tests passed"),
+        ("test_framework", r"_test\.cpp\b"),
+        ("test_framework", r"TEST_CASE"),
+        ("test_framework", r"catch2?/"),
+        ("runner_internals", r"constructor\)\)"),
+        ("runner_internals", r"__attribute__\s*\(\(\s*constructor"),
+        ("runner_internals", r"--out\b"),
+    ),
+)

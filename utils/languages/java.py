@@ -1,0 +1,122 @@
+"""Java: javac and the JUnit Platform console launcher in one JVM (docker/java)."""
+
+from __future__ import annotations
+
+import re
+
+from ..judging import runner_results
+from ..judging.canaries import Canary, CanaryError, Leaf, Planter, TestUnit, apply_edits, brace_depths, matching_brace
+from .spec import COMMON_ARTIFACTS, LanguageSpec
+
+# --- un-skip ----------------------------------------------------------------------------
+
+# `@Disabled` or `@Disabled("why")`, not `@DisabledOnOs(...)` and the like (\b + no identifier char).
+_DISABLED = r"@Disabled(?![\w$])(?:[ \t]*\((?:[^()\"]|\"(?:[^\"\\]|\\.)*\")*\))?"
+_DISABLED_LINE = re.compile(r"^[ \t]*" + _DISABLED + r"[ \t]*\r?\n", re.M)
+_DISABLED_INLINE = re.compile(_DISABLED + r"[ \t]*")
+
+
+def unskip_java(text: str) -> str:
+    """Remove every @Disabled annotation (own line or inline), keeping the test. Line breaks
+    are never joined, so a commented-out `// @Disabled` cannot swallow the next line."""
+    text = _DISABLED_LINE.sub("", text)
+    return _DISABLED_INLINE.sub("", text)
+
+
+# --- guard ------------------------------------------------------------------------------
+
+_PACKAGE = re.compile(rb"^\s*package\s+[\w.]+\s*;", re.M)
+
+
+def guard_java_source(path: str, content: bytes) -> str | None:
+    """Exercises live in the default package; a solution file declaring a package could
+    shadow a test library class (e.g. org.assertj.core.api.Assertions)."""
+    if path.endswith(".java") and _PACKAGE.search(content):
+        return "declares_a_package"
+    return None
+
+
+# --- canaries ---------------------------------------------------------------------------
+
+_TEST = re.compile(
+    r"@Test\b(?!\w)(?P<between>(?:\s*@\w+(?:\([^()]*\))?)*)\s*(?:public\s+)?void\s+(?P<name>\w+)\s*\(\s*\)"
+    r"(?:\s*throws\s+[\w.,\s]+?)?\s*\{")
+
+
+def find_units(text: str) -> list[TestUnit]:
+    depths = brace_depths(text)
+    units = []
+    for match in _TEST.finditer(text):
+        before = text[max(text.rfind(";", 0, match.start()), text.rfind("}", 0, match.start()),
+                          text.rfind("{", 0, match.start())) + 1:match.start()]
+        annotations = before + match["between"]
+        if depths(match.start()) != 1 or "Parameterized" in annotations or "Repeated" in annotations:
+            continue
+        end = matching_brace(text, match.end() - 1)
+        units.append(TestUnit(match["name"], match.start(), end))
+    return units
+
+
+def plant_file(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
+    class_end = text.rstrip().rfind("}")
+    if class_end < 0:
+        raise CanaryError("no class body")
+    edits = []
+    for unit, canary in chosen:
+        block = text[unit.start:unit.end]
+        renamed = re.sub(rf"\bvoid\s+{re.escape(canary.source)}\s*\(", f"void {canary.hidden_name}(", block, count=1)
+        edits.append((unit.start, unit.end, renamed))
+        edits.append((class_end, class_end, (
+            f"\n    @Test\n    public void {canary.source}() throws Throwable {{\n"
+            f"        {canary.hidden_name}();\n"
+            f"        org.junit.jupiter.api.Assertions.assertEquals({canary.expected}, {canary.actual});\n    }}\n")))
+    return apply_edits(text, edits)
+
+
+def leaf(reported: str) -> Leaf | None:
+    head, separator, method = reported.partition("::")
+    if not separator or not method.endswith("()"):
+        return None
+    return Leaf(method[:-2], len(head) + 2)
+
+
+PLANTER = Planter(("src/test/**.java",), "lower_camel", find_units, plant_file, leaf)
+
+# --- the language -----------------------------------------------------------------------
+
+LANGUAGE = LanguageSpec(
+    name="java",
+    display_name="Java",
+    self_check_hint=(
+        "Compile with `javac -d /tmp/classes $(find src/main/java -name '*.java')`; for behaviour, "
+        "write a scratch class with a main method in /tmp and run it with "
+        "`java -cp /tmp/classes:/tmp/scratch ...`. Gradle may not work offline; don't rely on it."
+    ),
+    canaries=PLANTER,
+    image_recipe="java",
+    version_command="javac -version",
+    hidden_globs=("src/test/**",),
+    new_source_globs=("src/main/java/*.java",),
+    never_keep_globs=(),
+    artifact_globs=COMMON_ARTIFACTS + ("build/**", ".gradle/**", "bin/**", "out/**", "**/*.class"),
+    unskip_globs=("src/test/**.java",),
+    unskip=unskip_java,
+    test_command="polyglot-java-test {report_dir}",
+    parse_results=runner_results.parse_junit_reports,
+    guard=guard_java_source,
+    # A class-data-sharing archive of the grading runner (javac + the JUnit launcher in one JVM),
+    # dumped at image build on a warm-up exercise of our own (docker/java/polyglot-java-cds):
+    # JVM start-up, not results.
+    image_cache_env=(("POLYGLOT_JAVA_CDS", "/opt/java-cds"),),
+    suspicious=(
+        ("early_exit", r"\bSystem\.exit\("),
+        ("runner_output", r"Tests successful"),
+        ("test_framework", r"\bjunit\b"),
+        ("test_framework", r"org\.assertj"),
+        ("runner_internals", r"\bProcessHandle\b"),
+        ("runner_internals", r"addShutdownHook"),
+        ("runner_internals", r"\.halt\("),
+        ("runner_internals", r"--reports-dir"),
+        ("runner_internals", r"src/test"),
+    ),
+)

@@ -1,0 +1,126 @@
+"""Rust: cargo test, read back from libtest's --logfile."""
+
+from __future__ import annotations
+
+import re
+
+from ..judging import runner_results
+from ..judging.canaries import Canary, Leaf, Planter, TestUnit, apply_edits, matching_brace
+from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip
+
+# --- guard ------------------------------------------------------------------------------
+
+# Cargo.toml is a solution file (agents may add crates), but only dependency tables may
+# change: targets, build scripts, path/git sources or patches could replace the hidden tests.
+_CARGO_ALLOWED_TABLES = {"package", "dependencies", "dev-dependencies", "features"}
+_CARGO_FORBIDDEN_PACKAGE_KEYS = {"build", "links", "autotests", "autobins", "autoexamples", "autobenches",
+                                 "default-run", "workspace"}
+
+
+def guard_cargo_manifest(path: str, content: bytes) -> str | None:
+    if path != "Cargo.toml":
+        return None
+    import tomllib
+
+    try:
+        manifest = tomllib.loads(content.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return "unreadable_manifest"
+    extra_tables = set(manifest) - _CARGO_ALLOWED_TABLES
+    if extra_tables:
+        return f"manifest_table:{','.join(sorted(extra_tables))}"
+    forbidden = _CARGO_FORBIDDEN_PACKAGE_KEYS & set(manifest.get("package", {}))
+    if forbidden:
+        return f"manifest_key:{','.join(sorted(forbidden))}"
+    for table in ("dependencies", "dev-dependencies"):
+        for name, requirement in manifest.get(table, {}).items():
+            if isinstance(requirement, dict) and {"path", "git"} & set(requirement):
+                return f"manifest_source:{name}"
+    return None
+
+
+# --- canaries ---------------------------------------------------------------------------
+
+_TEST = re.compile(
+    r"^#\[test\][ \t]*\n(?P<attributes>(?:[ \t]*(?:#\[[^\n]*\]|///[^\n]*)[ \t]*\n)*)[ \t]*fn (?P<name>\w+)\(\)[ \t]*\{",
+    re.M)
+
+
+def find_units(text: str) -> list[TestUnit]:
+    units = []
+    for match in _TEST.finditer(text):
+        attributes = match["attributes"] + _attributes_before(text, match.start())
+        if "should_panic" in attributes or "cfg" in attributes:
+            continue  # expected panics, and tests compiled only with a feature on
+        end = matching_brace(text, match.end() - 1, quotes="\"")
+        units.append(TestUnit(match["name"], match.start(), end))
+    return units
+
+
+def _attributes_before(text: str, offset: int) -> str:
+    """The attribute and doc-comment lines right above `offset` (e.g. a #[cfg] before #[test])."""
+    lines = text[:offset].split("\n")[:-1]
+    above = []
+    for line in reversed(lines):
+        if not line.strip().startswith(("#[", "///")):
+            break
+        above.append(line)
+    return "\n".join(above)
+
+
+def plant_file(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
+    edits = []
+    for unit, canary in chosen:
+        block = text[unit.start:unit.end]
+        renamed = re.sub(rf"\bfn {re.escape(canary.source)}\(", f"fn {canary.hidden_name}(", block, count=1)
+        edits.append((unit.start, unit.end, renamed))
+        edits.append((len(text), len(text), (
+            f"\n#[test]\nfn {canary.source}() {{\n    {canary.hidden_name}();\n"
+            f"    assert_eq!({canary.expected}, {canary.actual});\n}}\n")))
+    return apply_edits(text, edits)
+
+
+def leaf(reported: str) -> Leaf | None:
+    head, separator, name = reported.rpartition("::")
+    return Leaf(name, len(head) + 2 if separator else 0) if name else None
+
+
+PLANTER = Planter(("tests/**.rs",), "snake", find_units, plant_file, leaf)
+
+# --- the language -----------------------------------------------------------------------
+
+LANGUAGE = LanguageSpec(
+    name="rust",
+    display_name="Rust",
+    self_check_hint=(
+        "Run `cargo build --offline` (no network, so no new dependencies). For behaviour, add a "
+        "temporary tests/scratch.rs, run `cargo test --offline --test scratch`, then delete it."
+    ),
+    canaries=PLANTER,
+    image_recipe="rust",
+    version_command="cargo --version",
+    hidden_globs=("tests/**",),
+    new_source_globs=("src/**.rs",),
+    never_keep_globs=("build.rs", "src/bin/**", "src/main.rs"),
+    artifact_globs=COMMON_ARTIFACTS + ("target/**", "Cargo.lock", "**/*.rs.bk"),
+    unskip_globs=(),
+    unskip=no_unskip,  # cargo's --include-ignored runs #[ignore] tests
+    test_command="polyglot-rust-test {report_dir}",
+    parse_results=runner_results.parse_libtest_logfiles,
+    reference_overrides=((".meta/Cargo-example.toml", "Cargo.toml"),),
+    guard=guard_cargo_manifest,
+    # The exercises' crates (regex, time, rand, num-bigint, ...) compiled at image build into
+    # /opt/cargo-target (docker/rust/build-seeds): 6-14 s of dependency builds become cargo
+    # "Fresh" hits.
+    image_cache_env=(("POLYGLOT_CARGO_TARGET", "/opt/cargo-target"),),
+    suspicious=(
+        ("early_exit", r"\bprocess::exit\("),
+        ("runner_output", r"test result: ok"),
+        ("test_framework", r"--logfile"),
+        ("test_framework", r"--include-ignored"),
+        ("runner_internals", r"link_section"),
+        ("runner_internals", r"set_hook"),
+        ("runner_internals", r"panic::"),
+        ("runner_internals", r"tests/"),
+    ),
+)

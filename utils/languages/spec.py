@@ -1,0 +1,207 @@
+"""The shape of a language: `LanguageSpec`, the helpers its fields use, and path globs.
+
+A language module (utils/languages/<name>.py) builds one `LanguageSpec` named `LANGUAGE`
+holding everything about the language: what the agent sees, the agent's self-check hint,
+how grading un-skips, guards, plants canaries into and runs its tests, which runner-report
+parser reads the results, and the patterns that flag suspicious lines in a patch. The
+registry (utils/languages/__init__.py) lists the modules.
+
+Path patterns are POSIX globs relative to the exercise root, matched with
+`path_matches` (`**` spans directories, `*` does not cross `/`).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from ..judging.canaries import Planter
+from ..judging.patches import SuspiciousFragment
+from ..judging.runner_results import TestResults
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """Glob match where `*` stays inside one path segment and `**/` spans any depth."""
+    return _glob_regex(pattern).fullmatch(path) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(_glob_to_regex(pattern))
+
+
+def _glob_to_regex(pattern: str) -> str:
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+def matches_any(path: str, patterns: tuple[str, ...]) -> bool:
+    return any(path_matches(path, pattern) for pattern in patterns)
+
+
+def gitignore_line(pattern: str) -> str:
+    """`pattern` (a `path_matches` glob) as a .gitignore line that matches the same paths:
+    a pattern without a directory part is anchored at the root, as `path_matches` reads it
+    (gitignore would match it at any depth)."""
+    body = pattern[3:] if pattern.startswith("**/") else pattern
+    return pattern if pattern.startswith("**/") or "/" in body else "/" + pattern
+
+
+def no_guard(path: str, content: bytes) -> str | None:
+    return None
+
+
+def no_unskip(text: str) -> str:
+    return text
+
+
+@dataclass(frozen=True)
+class BuildCache:
+    """A compiler cache shared by grading containers through a named volume. Only trusted
+    code writes it: `warm_command` runs on the pristine test-commit tree (no patch) with the
+    volume read-write; every container that runs code under test mounts it read-only."""
+    mount_path: str
+    # Test-tree files whose content (plus the image) decides whether a warm-up is due.
+    key_globs: tuple[str, ...]
+    warm_command: str  # run in /testbed; "{key}" is replaced by the warm-up key
+    reader_env: tuple[tuple[str, str], ...]
+    writer_env: tuple[tuple[str, str], ...]
+
+
+class ExerciseNameError(ValueError):
+    """A build file lacks the line that names the exercise after its directory."""
+
+
+@dataclass(frozen=True)
+class ExerciseNameLine:
+    """A build file that names the exercise after its directory (C++'s CMakeLists.txt).
+
+    In a container the directory is /testbed, not the slug, so preparation writes the name
+    in (`named`); a build-cache key leaves the written name out (`unnamed`): it does not
+    change what a shared compile produces. Every exercise of the language must have the file.
+    """
+    path: str
+    # Regex of the line that takes the name from the directory, and how messages show it.
+    from_directory: str
+    shown_as: str
+    # The line that replaces it; "{slug}" stands for the exercise's slug.
+    explicit: str
+
+    def named(self, slug: str, text: str) -> str:
+        """`text` with the directory-derived name replaced by `slug`; ExerciseNameError
+        when there is no such line."""
+        line = self.explicit.format(slug=slug)
+        rewritten, count = re.subn(self.from_directory, lambda _: line, text)
+        if count == 0:
+            raise ExerciseNameError(
+                f"{self.path} has no `{self.shown_as}` line to replace with an explicit exercise name")
+        return rewritten
+
+    def unnamed(self, content: bytes) -> bytes:
+        """`content` without its explicit name lines, whatever the slug."""
+        prefix = self.explicit.partition("{slug}")[0].strip().encode()
+        return b"\n".join(line for line in content.splitlines() if not line.strip().startswith(prefix))
+
+
+# Never part of a patch, in any language.
+COMMON_ARTIFACTS = (".git/**", "**/.DS_Store")
+
+
+@dataclass(frozen=True)
+class LanguageSpec:
+    name: str
+    # --- what the agent is told (through --test_description: the agent cannot import this) ---
+    display_name: str  # "C++"
+    # How to check work without the hidden tests. Scratch files go to /tmp (or are deleted
+    # afterwards) so they never end up in the patch.
+    self_check_hint: str
+    # --- image -----------------------------------------------------------------------
+    # Recipe directory under docker/ (Dockerfile + build-context files).
+    image_recipe: str
+    # A command that prints the toolchain version (used to verify the image).
+    version_command: str
+    # --- what the agent sees ---------------------------------------------------------
+    # Exercise files the agent never sees, in addition to everything under .meta/ and the
+    # files .meta/config.json lists under "test" and "example". ("invalidator" files are
+    # build files the agent needs to build the stub, so they stay visible.)
+    hidden_globs: tuple[str, ...]
+    # New files the agent may add that grading keeps (non-test source files).
+    new_source_globs: tuple[str, ...]
+    # New files never taken from a patch even when they look like source: they could change
+    # how tests are collected, configured or built.
+    never_keep_globs: tuple[str, ...]
+    # Build artifacts never included in a model patch (the agent's repo ignores them too:
+    # `gitignore_lines`).
+    artifact_globs: tuple[str, ...]
+    # --- grading ---------------------------------------------------------------------
+    # Files (globs) the un-skip transformation rewrites in the grading tree.
+    unskip_globs: tuple[str, ...]
+    unskip: Callable[[str], str]
+    # Shell script run in the grading tree (cwd = repo root), network off. It must write
+    # the runner's machine-readable report into {report_dir}.
+    test_command: str
+    # Reads the report directory (a mapping of file name -> content) into results: one of
+    # the format parsers in utils/judging/runner_results.py.
+    parse_results: Callable[[dict[str, str]], TestResults]
+    # Reference-only manifest overrides for the oracle: (source in exercise, destination).
+    reference_overrides: tuple[tuple[str, str], ...] = ()
+    # Checked on every file grading takes from a patch, after application: a reason string
+    # means the file is restored to its pristine state and recorded as tamper.
+    guard: Callable[[str, bytes], str | None] = no_guard
+    build_cache: BuildCache | None = None
+    # Environment that turns on a cache baked into the image (built from no exercise at all),
+    # set in grading containers only: each container writes to its own copy-on-write layer,
+    # so what code under test writes there no other grading sees.
+    image_cache_env: tuple[tuple[str, str], ...] = ()
+    # How canary tests are planted into this language's test files (utils/judging/canaries.py).
+    canaries: Planter | None = None
+    # A build file preparation must name the exercise in (see ExerciseNameLine).
+    exercise_name_line: ExerciseNameLine | None = None
+    # Regex fragments, by kind, of lines in a kept patch that could forge a verdict through
+    # this language's runner (utils/judging/patches.py: audit_patch).
+    suspicious: tuple[SuspiciousFragment, ...] = ()
+
+    def is_hidden(self, path: str) -> bool:
+        return path.startswith(".meta/") or matches_any(path, self.hidden_globs)
+
+    def is_artifact(self, path: str) -> bool:
+        return matches_any(path, self.artifact_globs)
+
+    def keeps_new_file(self, path: str) -> bool:
+        """Whether grading takes a file the patch adds (neither hidden nor an artifact)."""
+        return matches_any(path, self.new_source_globs) and not matches_any(path, self.never_keep_globs)
+
+    def unskip_text(self, path: str, text: str) -> str:
+        if matches_any(path, self.unskip_globs):
+            return self.unskip(text)
+        return text
+
+    def cache_key_content(self, path: str, content: bytes) -> bytes:
+        """What of a test-tree file decides a build-cache warm-up: its content, less the
+        exercise's name."""
+        if self.exercise_name_line is not None and path == self.exercise_name_line.path:
+            return self.exercise_name_line.unnamed(content)
+        return content
+
+    def gitignore_lines(self) -> tuple[str, ...]:
+        """The artifact globs as .gitignore lines (the repository's own .git is left out)."""
+        return tuple(gitignore_line(pattern) for pattern in self.artifact_globs if not pattern.startswith(".git/"))
