@@ -39,6 +39,8 @@ if not __package__:  # run from the checkout (python report.py, or imported besi
 import sys
 
 from .utils.views.report import ReportError, main, report  # noqa: F401 - the API
+from .utils.views.compare import compare_runs, format_comparison  # noqa: F401 - the API
+from .utils.views.pricing import load_price_table  # noqa: F401 - the API
 
 if __name__ == "__main__":
     sys.exit(main())
