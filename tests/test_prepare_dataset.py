@@ -122,6 +122,22 @@ def test_two_runs_in_different_directories_are_identical(samples_dataset, tmp_pa
     assert first == second
 
 
+def test_recorded_test_names_do_not_depend_on_the_order_the_runner_reported_them(samples_dataset):
+    """The reference run's canaries get random names, which reorder a runner's report
+    (unittest runs methods by name): recorded names are sorted, so two preparations of one
+    benchmark give one metadata file and one dataset_hash (the resume key)."""
+    from polyglot_harness.utils.pipeline.expected_tests import ReferenceRun
+    from polyglot_harness.utils.prepare import _with_reference_run
+    from polyglot_harness.utils.records.dataset import MetadataEntry
+
+    entry = MetadataEntry.from_json(metadata(samples_dataset)[0])
+    recorded = [_with_reference_run(entry, ReferenceRun(entry.instance_id, names, "tests_passed", 1.0,
+                                                        skipped_names=skipped, stub_passes=False))
+                for names, skipped in ((("t.b", "t.a", "t.c"), ("s.z", "s.y")), (("t.c", "t.a", "t.b"), ("s.y", "s.z")))]
+    assert recorded[0] == recorded[1]
+    assert recorded[0].expected_tests == ("t.a", "t.b", "t.c") and recorded[0].expected_skips == ("s.y", "s.z")
+
+
 def test_rerun_replaces_output_with_identical_bytes(tmp_path):
     output = tmp_path / "dataset"
     prepare_dataset(SAMPLES_DIR, output)

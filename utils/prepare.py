@@ -471,9 +471,13 @@ def _record_expected_tests(staging_dir: Path, entries: list[MetadataEntry], work
 
 
 def _with_reference_run(entry: MetadataEntry, run: ReferenceRun) -> MetadataEntry:
+    """The entry with what the reference run recorded. Names are sorted: the runner reports
+    them in run order, which the randomly named canaries of the reference run change, and the
+    metadata (whose hash is in every run's resume key) must not change between preparations."""
     resolved = run.test_names is not None
-    return replace(entry, expected_tests=run.test_names, stub_passes=run.stub_passes,
-                   expected_skips=run.skipped_names if resolved else None,
+    return replace(entry, expected_tests=tuple(sorted(run.test_names)) if resolved else None,
+                   stub_passes=run.stub_passes,
+                   expected_skips=tuple(sorted(run.skipped_names)) if resolved else None,
                    canary_sources=run.canary_sources if resolved else None)
 
 
