@@ -21,7 +21,7 @@ from polyglot_harness.utils.run import harness  # noqa: E402
 from . import second_engine  # noqa: E402
 from polyglot_harness.utils.backends.docker.provider import LABEL_ROLE, LABEL_RUN  # noqa: E402
 from polyglot_harness.utils.backends.ray.provider import RESOURCE, RayProvider, _get  # noqa: E402
-from polyglot_harness.utils.seam.protocol import SandboxError  # noqa: E402
+from polyglot_harness.utils.seam.errors import SandboxError  # noqa: E402
 from polyglot_harness.utils.records.dataset import load_dataset  # noqa: E402
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

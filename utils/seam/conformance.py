@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .protocol import (KILL_GRACE_S, OUTPUT_CAP, RUNNER_UID, Limits, SandboxError, SandboxProvider,
-                           SandboxSpec)
+from .protocol import KILL_GRACE_S, OUTPUT_CAP, RUNNER_UID, Limits, SandboxProvider, SandboxSpec
+from .errors import SandboxError
 
 WORK = "/conformance"
 
