@@ -59,12 +59,14 @@ from polyglot_harness.utils.run import DEFAULT_DISK, HarnessError, _default_limi
 from polyglot_harness.utils.seam.agent import AgentPatchError
 from polyglot_harness.utils.records.dataset import DatasetError, Instance, load_dataset, select_instances
 from polyglot_harness.utils.backends.docker.engine import EngineError, ensure_engine
-from polyglot_harness.utils.backends.docker.images import ImageError, ImageSettings, docker_client, ensure_language_image
+from polyglot_harness.utils.backends.docker.images import docker_client, ensure_language_image
+from polyglot_harness.utils.seam.errors import ImageError
+from polyglot_harness.utils.seam.image_settings import ImageSettings
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.outcomes import Bucket
 from polyglot_harness.utils.records.results import InstanceResult
 from polyglot_harness.utils.backends.docker.provider import LABEL_HOST, LABEL_PID
-from polyglot_harness.utils.seam.protocol import SandboxError
+from polyglot_harness.utils.seam.errors import SandboxError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "samples"

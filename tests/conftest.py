@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import tarfile
 from pathlib import Path
 
@@ -16,7 +15,8 @@ import pytest
 
 from polyglot_harness.utils.records.dataset import load_dataset
 from polyglot_harness.utils.backends.docker.engine import engine_answers
-from polyglot_harness.utils.backends.docker.images import ImageSettings, docker_client as make_client, ensure_language_image
+from polyglot_harness.utils.backends.docker.images import docker_client as make_client, ensure_language_image
+from polyglot_harness.utils.seam.image_settings import ImageSettings
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.backends.docker.provider import LABEL_PID, DockerProvider, list_run_containers, process_alive
 from polyglot_harness.utils.pipeline.pools import Sandboxes

@@ -1,37 +1,141 @@
-"""Every sandbox backend keeps the contract of utils/sandbox.py: the conformance suite
-(utils/conformance.py) against Docker, and against the in-process fake in the fast tests,
-and the suite itself notices a backend that breaks the contract."""
+"""Every registered sandbox backend keeps the contract of utils/seam/protocol.py: the
+conformance suite (utils/seam/conformance.py) runs over every package in utils/backends/, and
+the suite itself notices a backend that breaks the contract.
+
+A backend is opened the way a run opens it (`open_provider(name)`, `prepare`, then its own
+`ensure_images` for the python image) unless BACKEND_SETUP says otherwise: Docker runs on the
+session's engine and images, Ray on a local one-node cluster beside that engine. A backend
+whose `prepare` refuses (no engine, not root) is skipped, and fails under CI=true.
+
+Every check runs over every backend, Ray included: the whole suite over Ray takes about 45 s
+on 2 cores (cluster start included; Docker alone about 25 s).
+"""
 
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from .conftest import IN_CI
-from polyglot_harness.utils.backends.fake.provider import FakeProvider, FakeSandbox
+from polyglot_harness.utils.backends.fake import FakeProvider, FakeSandbox
+from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.seam.conformance import CHECKS, run_conformance
+from polyglot_harness.utils.seam.errors import SandboxError
+from polyglot_harness.utils.seam.image_settings import ImageSettings
+from polyglot_harness.utils.seam.registry import BACKENDS, open_provider
 
+RAY_SLOTS = 4
+
+
+def _refused(message: str) -> None:
+    if IN_CI:
+        pytest.fail(f"CI=true: {message}", pytrace=False)
+    pytest.skip(message)
+
+
+def _open_as_a_run_does(name: str):
+    """(provider, python image) through the protocol alone: what a new backend gets for free."""
+    provider = open_provider(name)
+    try:
+        provider.prepare(log=lambda message: None)
+    except SandboxError as error:
+        _refused(f"backend {name}: {error}")
+    with tempfile.TemporaryDirectory() as workdir:
+        images = provider.ensure_images([LANGUAGES["python"]], None, ImageSettings.from_env(), Path(workdir),
+                                        log=lambda message: None)
+    return provider, images.grading["python"]
+
+
+def _docker(request):
+    return request.getfixturevalue("provider"), request.getfixturevalue("language_images")["python"]
+
+
+def _ray(request):
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from polyglot_harness.utils.backends.ray.provider import RESOURCE
+
+    image = request.getfixturevalue("language_images")["python"]  # the node runs on the session's engine
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False,
+                                                            "resources": {RESOURCE: RAY_SLOTS}})
+
+    def shut_down() -> None:
+        ray.shutdown()
+        cluster.shutdown()
+
+    request.addfinalizer(shut_down)
+    provider = open_provider("ray", address=cluster.address)
+    provider.prepare(log=lambda message: None)
+    return provider, image
+
+
+# Backends that need more than _open_as_a_run_does: (marks, setup). Every other registered
+# backend runs in the fast suite, opened with no options.
+BACKEND_SETUP = {"docker": ([pytest.mark.docker], _docker), "ray": ([pytest.mark.docker], _ray)}
+
+
+def _cases():
+    for name in sorted(BACKENDS):
+        marks = BACKEND_SETUP.get(name, ([], None))[0]
+        for check in CHECKS:
+            yield pytest.param(name, check.name, marks=marks, id=f"{name}-{check.name}")
+
+
+@pytest.fixture(scope="module")
+def opened(request):
+    """name -> (provider, image), each backend opened once per module (on first use)."""
+    providers: dict[str, tuple] = {}
+
+    def open_backend(name: str) -> tuple:
+        if name not in providers:
+            setup = BACKEND_SETUP.get(name, ([], None))[1]
+            providers[name] = setup(request) if setup else _open_as_a_run_does(name)
+        return providers[name]
+
+    return open_backend
+
+
+@pytest.mark.parametrize("name, check", list(_cases()))
+def test_every_registered_backend_conforms(name, check, opened, request):
+    if name in BACKEND_SETUP:  # an engine's containers: none may be left behind
+        request.getfixturevalue("no_leftover_containers")
+    provider, image = opened(name)
+    assert run_conformance(provider, image, "conform", only=(check,)) == []
+
+
+def test_every_backend_package_is_registered_by_its_folder():
+    assert {"docker", "fake", "ray"} <= set(BACKENDS)
+    assert all(module.endswith(f".backends.{name}") for name, module in BACKENDS.items())
+
+
+def test_an_option_a_backend_does_not_take_is_refused_by_name():
+    with pytest.raises(SandboxError, match="sandbox backend 'docker' takes no option 'address'"):
+        open_provider("docker", address="somewhere")
+    with pytest.raises(SandboxError, match="takes no option 'adress' \\(its options: address\\)"):
+        open_provider("ray", adress="somewhere")
+
+
+def test_a_backend_is_also_found_by_its_dotted_module_path():
+    provider = open_provider(BACKENDS["fake"])
+    try:
+        assert isinstance(provider, FakeProvider)
+    finally:
+        provider.remove()
+    with pytest.raises(SandboxError, match="cannot import no_such_package.backend"):
+        open_provider("no_such_package.backend")
+    with pytest.raises(SandboxError, match="unknown sandbox backend 'kubernetes'"):
+        open_provider("kubernetes")
+
+
+# --- the suite itself ------------------------------------------------------------------------------
 
 def _need_root() -> None:
     if os.geteuid() != 0:
-        message = "the fake backend runs commands as another user and in a new network namespace: needs root"
-        if IN_CI:
-            pytest.fail(f"CI=true: {message}")
-        pytest.skip(message)
-
-
-@pytest.mark.docker
-@pytest.mark.parametrize("check", [check.name for check in CHECKS])
-def test_docker_backend_conforms(check, provider, language_images, no_leftover_containers):
-    assert run_conformance(provider, language_images["python"], "conform", only=(check,)) == []
-
-
-@pytest.mark.parametrize("check", [check.name for check in CHECKS])
-def test_fake_backend_conforms(check):
-    _need_root()
-    with FakeProvider() as fake:
-        assert run_conformance(fake, "host", "conform", only=(check,)) == []
+        _refused("the fake backend runs commands as another user and in a new network namespace: needs root")
 
 
 class _LeakyTimeouts(FakeSandbox):

@@ -27,6 +27,7 @@ GO_SOLUTION = {"word_tally.go": (SAMPLES / "go" / "exercises" / "practice" / "wo
 HARNESS_WITH_PEAK_MEMORY = """
 import json, resource, sys
 sys.path.insert(0, sys.argv[1])
+import _standalone  # the checkout as the package polyglot_harness
 from polyglot_harness.utils.run import harness
 settings = json.loads(sys.argv[2])
 outcome = harness(progress=False, **settings)

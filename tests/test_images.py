@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from polyglot_harness.utils.backends.docker import engine
-from polyglot_harness.utils.backends.docker.images import ImageSettings, ensure_language_image, recipe_hash
+from polyglot_harness.utils.backends.docker.images import ensure_language_image, recipe_hash
+from polyglot_harness.utils.seam.image_settings import ImageSettings
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.backends.docker.provider import DockerSandbox
 from polyglot_harness.utils.seam.protocol import SandboxSpec

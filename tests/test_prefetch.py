@@ -1,7 +1,7 @@
 """Pre-started sandboxes: pools follow the queue, and never delay an instance that needs one now.
 
-Pure scheduling behaviour over a counting in-memory provider (no engine): what the pools
-start, when, and for whom. The Docker side is covered by the conformance suite and the e2e
+Pure scheduling behaviour over a counting in-memory provider (no engine): what the pools and
+the run's pre-start policy (pools.Prestart) start, when, and for whom. The Docker side is covered by the conformance suite and the e2e
 tests; the speed it buys is measured by `bench/run.py --sleep_agent`.
 """
 
@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import pytest
 
-from polyglot_harness.utils.run import _AgentPrefetch
+from polyglot_harness.utils.pipeline.pools import Prestart, QueuedInstance, Sandboxes, StartGate
 from polyglot_harness.utils.seam.protocol import Limits, SandboxSpec
-from polyglot_harness.utils.pipeline.pools import Sandboxes, StartGate
 
 
 class CountingBox:
@@ -68,7 +67,7 @@ def wait_until(condition, timeout: float = 5.0) -> bool:
 def test_a_pool_pre_starts_up_to_its_target_and_never_beyond_its_demand():
     provider = CountingProvider()
     sandboxes = Sandboxes(provider, "run")
-    sandboxes.add_pool(SPEC, demand=3, spares=0)
+    sandboxes.add_pool(SPEC, demand=3)
     try:
         time.sleep(0.2)
         assert provider.starts == [], "a pool with target 0 starts nothing"
@@ -86,9 +85,9 @@ def test_a_pool_pre_starts_up_to_its_target_and_never_beyond_its_demand():
 def test_a_pre_started_sandbox_serves_one_instance_only():
     provider = CountingProvider()
     sandboxes = Sandboxes(provider, "run")
-    sandboxes.add_pool(SPEC, demand=2, spares=1)
+    sandboxes.add_pool(SPEC, demand=2)
     try:
-        sandboxes.activate("")
+        sandboxes.set_target(SPEC, 1)
         assert wait_until(lambda: len(provider.starts) == 1)
         first = sandboxes.start(SPEC, "a")
         second = sandboxes.start(SPEC, "b")
@@ -101,7 +100,7 @@ def test_pre_starts_wait_while_an_instance_waits_for_a_sandbox_of_its_own():
     provider = CountingProvider(start_seconds=0.3)
     sandboxes = Sandboxes(provider, "run")
     other = replace(SPEC, image="grading-image", role="grading")  # no pool: started on demand
-    sandboxes.add_pool(SPEC, demand=5, spares=0)
+    sandboxes.add_pool(SPEC, demand=5)
     try:
         threads = [threading.Thread(target=lambda n=n: sandboxes.start(other, f"grading-{n}")) for n in range(4)]
         for thread in threads:
@@ -138,86 +137,102 @@ def test_closing_removes_every_pre_started_sandbox():
 
     provider.sandbox = tracking  # type: ignore[method-assign]
     sandboxes = Sandboxes(provider, "run")
-    sandboxes.add_pool(SPEC, demand=4, spares=4)
-    sandboxes.activate("")
+    sandboxes.add_pool(SPEC, demand=4)
+    sandboxes.set_target(SPEC, 4)
     assert wait_until(lambda: len(provider.starts) == 4)
     sandboxes.close()
     assert len(boxes) == 4 and all(box.closed for box in boxes)
 
 
-# --- the queue: which agent sandboxes to hold ready ---------------------------------------------
+# --- the policy: which sandboxes to hold ready, and when ------------------------------------------
 
-@dataclass(frozen=True)
-class FakeInstance:
-    language: str
-
-
-@dataclass(frozen=True)
-class FakeJob:
-    instance: FakeInstance
-    predicted_patch: str | None = None
+GRADING = replace(SPEC, role="grading")
 
 
 class RecordingSandboxes:
-    def __init__(self) -> None:
+    """Records the targets the policy sets (by image) instead of starting anything."""
+
+    def __init__(self, starts_ahead: bool = True) -> None:
+        self.provider = CountingProvider()
+        self.provider.starts_ahead = starts_ahead
         self.targets: dict[str, int] = {}
+        self.demand: dict[str, int] = {}
+
+    def add_pool(self, spec: SandboxSpec, demand: int) -> None:
+        self.demand[spec.image] = demand
 
     def set_target(self, spec: SandboxSpec, target: int) -> None:
         self.targets[spec.image] = target
 
 
-def prefetch_for(languages: str, workers: int, predicted: set[int] = frozenset()):
-    jobs = [FakeJob(FakeInstance(language), "patch" if index in predicted else None)
-            for index, language in enumerate(languages.split())]
-    sandboxes = RecordingSandboxes()
-    specs = {language: replace(SPEC, image=language) for language in set(languages.split())}
-    return _AgentPrefetch(sandboxes, jobs, workers, specs), sandboxes  # type: ignore[arg-type]
+def queue_of(languages: str, predicted: dict[int, str] = {}) -> list[QueuedInstance]:
+    """One entry per language named; `predicted`: index -> its predicted patch (no agent runs;
+    an empty one is not graded either)."""
+    queue = []
+    for index, language in enumerate(languages.split()):
+        patch = predicted.get(index)
+        queue.append(QueuedInstance(language, replace(SPEC, image=language) if patch is None else None,
+                                    replace(GRADING, image=f"grading-{language}") if patch is None or patch else None))
+    return queue
+
+
+def prestart_for(languages: str, workers: int, predicted: dict[int, str] = {}, starts_ahead: bool = True):
+    sandboxes = RecordingSandboxes(starts_ahead)
+    return Prestart(sandboxes, queue_of(languages, predicted), workers), sandboxes  # type: ignore[arg-type]
+
+
+def agent_targets(sandboxes: RecordingSandboxes) -> dict[str, int]:
+    return {image: target for image, target in sandboxes.targets.items() if not image.startswith("grading-")}
 
 
 def test_the_agent_sandboxes_held_ready_are_those_of_the_next_queued_instances():
-    prefetch, sandboxes = prefetch_for("go go go py py go rs rs", workers=3)
-    prefetch.starting(0)
-    assert sandboxes.targets == {"go": 2, "py": 1, "rs": 0}  # jobs 1..3 take the places that free up next
-    prefetch.starting(4)
-    assert sandboxes.targets == {"go": 1, "py": 0, "rs": 2}
-    prefetch.starting(7)
-    assert sandboxes.targets == {"go": 0, "py": 0, "rs": 0}, "nothing queued: nothing held"
+    prestart, sandboxes = prestart_for("go go go py py go rs rs", workers=3)
+    prestart.starting(0)
+    assert agent_targets(sandboxes) == {"go": 2, "py": 1, "rs": 0}  # jobs 1..3 take the places that free up next
+    prestart.starting(4)
+    assert agent_targets(sandboxes) == {"go": 1, "py": 0, "rs": 2}
+    prestart.starting(7)
+    assert agent_targets(sandboxes) == {"go": 0, "py": 0, "rs": 0}, "nothing queued: nothing held"
 
 
 def test_a_late_thread_of_an_earlier_job_does_not_turn_the_targets_back():
-    prefetch, sandboxes = prefetch_for("go go py py rs rs", workers=2)
-    prefetch.starting(3)
-    after = dict(sandboxes.targets)
-    prefetch.starting(1)
-    assert sandboxes.targets == after
+    prestart, sandboxes = prestart_for("go go py py rs rs", workers=2)
+    prestart.starting(3)
+    after = agent_targets(sandboxes)
+    prestart.starting(1)
+    assert agent_targets(sandboxes) == after
 
 
-def test_instances_with_predicted_patches_need_no_agent_sandbox():
-    prefetch, sandboxes = prefetch_for("go go go go", workers=3, predicted={1, 2})
-    prefetch.starting(0)
-    assert sandboxes.targets == {"go": 1}
+def test_instances_with_predicted_patches_need_no_agent_sandbox_and_empty_ones_no_grading():
+    prestart, sandboxes = prestart_for("go go go go", workers=3, predicted={1: "patch", 2: ""})
+    assert sandboxes.demand == {"go": 2, "grading-go": 3}
+    prestart.starting(0)
+    assert agent_targets(sandboxes) == {"go": 1}
+
+
+def test_grading_sandboxes_are_held_for_a_language_once_its_turn_is_near():
+    prestart, sandboxes = prestart_for("go go py py py py rs", workers=2)
+    prestart.starting(0)
+    assert {image for image in sandboxes.targets if image.startswith("grading-")} == {"grading-go"}, \
+        "an instance's own language first"
+    prestart.agent_done(0)  # the next 2 x 2 instances: go, py, py, py
+    assert sandboxes.targets["grading-py"] == 2 and "grading-rs" not in sandboxes.targets
+    prestart.agent_done(2)
+    assert sandboxes.targets["grading-rs"] == 2
+
+
+def test_a_single_worker_holds_one_grading_sandbox_per_language():
+    prestart, sandboxes = prestart_for("go go", workers=1)
+    prestart.starting(0)
+    assert sandboxes.targets["grading-go"] == 1
 
 
 # --- which providers start agent sandboxes ahead -------------------------------------------------
-
-def jobs_for(languages: str):
-    from types import SimpleNamespace
-
-    from polyglot_harness.utils.pipeline.agent_phase import AgentRunSettings
-
-    settings = AgentRunSettings(limits=Limits())
-    return [SimpleNamespace(instance=FakeInstance(language), predicted_patch=None, agent_image=f"agent-{language}",
-                            agent=SimpleNamespace(builtin=True), agent_settings=settings,
-                            grading_image=f"grading-{language}", grading_limits=Limits())
-            for language in languages.split()]
-
 
 @pytest.mark.parametrize("starts_ahead, expected", [(True, 2), (False, 0)])
 def test_agent_sandboxes_are_started_ahead_only_where_idle_ones_cost_nothing_scarce(starts_ahead, expected):
     # A Ray sandbox holds a node slot: started ahead, idle ones would take the slots the
     # running instances need for their grading (a deadlock until the start timeout).
-    from polyglot_harness.utils.run import _sandboxes_for
-
     provider = CountingProvider()
     provider.starts_ahead = starts_ahead
     roles: list[str] = []
@@ -228,9 +243,10 @@ def test_agent_sandboxes_are_started_ahead_only_where_idle_ones_cost_nothing_sca
         return original(spec, run_id, instance_id)
 
     provider.sandbox = recording  # type: ignore[method-assign]
-    sandboxes, prefetch = _sandboxes_for(provider, jobs_for("python python python python"), 2, "run")  # type: ignore[arg-type]
+    sandboxes = Sandboxes(provider, "run")  # type: ignore[arg-type]
+    prestart = Prestart(sandboxes, queue_of("python python python python"), 2)
     try:
-        prefetch.starting(0)
+        prestart.starting(0)
         wait_until(lambda: roles.count("agent") >= expected, timeout=2.0)
         time.sleep(0.3)
         assert roles.count("agent") == expected

@@ -2,11 +2,14 @@
 first engine and a second dockerd the test starts and stops). Instances land on both engines
 with identical image tags, verdicts equal the Docker backend's, a node lost mid-run ends its
 instances `incomplete` and a resume (with the node back) completes them, and nothing is left
-on either engine. Plus Ray-only checks of the provider on a two-node local cluster."""
+on either engine. Plus Ray-only checks of the provider on a two-node local cluster, and what
+the nodes get of the checkout, also when a host repository imports it under its own name."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -21,7 +24,7 @@ from polyglot_harness.utils.run import harness  # noqa: E402
 from . import second_engine  # noqa: E402
 from polyglot_harness.utils.backends.docker.provider import LABEL_ROLE, LABEL_RUN  # noqa: E402
 from polyglot_harness.utils.backends.ray.provider import RESOURCE, RayProvider, _get  # noqa: E402
-from polyglot_harness.utils.seam.protocol import SandboxError  # noqa: E402
+from polyglot_harness.utils.seam.errors import SandboxError  # noqa: E402
 from polyglot_harness.utils.records.dataset import load_dataset  # noqa: E402
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +72,70 @@ def test_a_lost_worker_is_a_sandbox_error_not_a_ray_retry(bare_cluster):
     ray.kill(actor, no_restart=True)
     with pytest.raises(SandboxError, match="the Ray node or worker was lost"):
         _get(pending, "sleeping", timeout=30)
+
+
+# --- what the nodes get ---------------------------------------------------------------------------
+
+def hosted_checkout(tmp_path: Path) -> Path:
+    """A host repository holding the checkout as hostrepo/polyglot, with a top-level `utils`
+    of its own that fails when imported (as HyperAgents' would shadow ours)."""
+    host = tmp_path / "host"
+    (host / "hostrepo").mkdir(parents=True)
+    (host / "hostrepo" / "polyglot").symlink_to(PROJECT_ROOT)
+    (host / "utils").mkdir()
+    (host / "utils" / "__init__.py").write_text("raise ImportError('the host repository's own utils')\n")
+    return host
+
+
+def python_in(directory: Path, script: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    """`script` in a fresh interpreter whose only path of ours is `directory` (cwd elsewhere)."""
+    completed = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(directory)!r})\n{script}"],
+                               cwd=directory.parent, capture_output=True, text=True, timeout=timeout)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return completed
+
+
+def test_nodes_get_only_the_packages_the_backend_imports_under_the_drivers_package_name(tmp_path):
+    host, staged = hosted_checkout(tmp_path), tmp_path / "staged"
+    shipped = python_in(host, "from pathlib import Path\nfrom hostrepo.polyglot.utils.backends.ray import shipping\n"
+                              f"print('\\n'.join(shipping.stage(Path({str(staged)!r}))))").stdout.split()
+    assert {"utils/backends/ray/provider.py", "utils/backends/docker/images.py", "utils/seam/protocol.py",
+            "utils/languages/__init__.py", "docker"} <= set(shipped)
+    assert not [path for path in shipped if path.split("/")[:2] in (["utils", "pipeline"], ["utils", "records"],
+                                                                    ["utils", "views"])
+                or path.startswith(("utils/backends/fake", "tests", "agent"))], shipped
+    # A node: only the staged tree (and the host's own `utils`) on its path.
+    python_in(staged, f"sys.path.append({str(host)!r})\n"
+                      "import hostrepo.polyglot.utils.backends.ray.provider as provider\n"
+                      f"assert provider.__file__.startswith({str(staged)!r}), provider.__file__\n"
+                      "from hostrepo.polyglot.utils.checkout import RECIPES_DIR\n"
+                      f"assert RECIPES_DIR.is_relative_to({str(staged)!r}) and (RECIPES_DIR / 'python').is_dir()\n"
+                      "assert 'utils' not in sys.modules and 'polyglot_harness' not in sys.modules")
+
+
+@pytest.mark.docker
+def test_a_checkout_imported_under_a_host_package_name_runs_sandboxes_on_ray(tmp_path, language_images):
+    host = hosted_checkout(tmp_path)
+    script = f"""
+import ray
+from ray.cluster_utils import Cluster
+from hostrepo.polyglot.utils.backends.ray.provider import RESOURCE
+from hostrepo.polyglot.utils.seam.conformance import run_conformance
+from hostrepo.polyglot.utils.seam.registry import open_provider
+
+cluster = Cluster(initialize_head=True, head_node_args={{"num_cpus": 1, "include_dashboard": False,
+                                                        "resources": {{RESOURCE: 2}}}})
+try:
+    provider = open_provider("ray", address=cluster.address)
+    provider.prepare(lambda message: None)
+    print(run_conformance(provider, {language_images["python"]!r}, "hosted",
+                          only=("files_go_in_and_out_owned_by_the_user",)))
+finally:
+    ray.shutdown()
+    cluster.shutdown()
+assert "utils" not in sys.modules and "polyglot_harness" not in sys.modules
+"""
+    assert python_in(host, script, timeout=600).stdout.strip().splitlines()[-1] == "[]"
 
 
 # --- two nodes, two engines ----------------------------------------------------------------------

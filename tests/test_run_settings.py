@@ -18,7 +18,7 @@ from polyglot_harness.utils import run as run_module
 from polyglot_harness.utils.pipeline.stages import Stage
 from polyglot_harness.utils.seam import registry
 from polyglot_harness.utils.seam.agent import PreparedAgent
-from polyglot_harness.utils.seam.protocol import SandboxError
+from polyglot_harness.utils.seam.errors import SandboxError
 from polyglot_harness.utils.settings import (ALIASES, RESUME_SETTINGS, SETTINGS, ConfigFileError, HarnessError,
                                              default_of, parser, run_config)
 
@@ -265,7 +265,7 @@ def test_maintenance_commands_pass_the_backend_options(command, given, recording
 
 
 def test_an_option_the_backend_does_not_take_is_named(recording_backend):
-    with pytest.raises(HarnessError, match=r"backend 'docker' takes no option \['address'\]"):
+    with pytest.raises(SandboxError, match=r"backend 'docker' takes no option 'address' \(its options: none\)"):
         run_module.open_backend("docker", {"address": "x"})
 
 

@@ -21,7 +21,7 @@ from .records.dataset import DatasetError
 from .run import HarnessError, RunOutcome, open_backend, run
 from .seam.agent import AgentPatchError
 from .seam.image_settings import ImageSettings
-from .seam.protocol import SandboxError
+from .seam.errors import SandboxError
 from .settings import RunConfig, given_on_command_line, parser, resolve, run_config
 
 

@@ -43,8 +43,8 @@ from .records.dataset import (
     instance_repos_relpath,
     reference_relpath,
 )
-from .seam.image_settings import ImageError
-from .seam.protocol import SandboxError
+from .seam.errors import ImageError
+from .seam.errors import SandboxError
 from .records.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
 from .languages import LANGUAGES, ExerciseNameError, LanguageSpec, UnknownLanguageError, get_language
 from .judging.verdict import GRADING_BUILD_ONLY, GRADING_TESTS

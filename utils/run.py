@@ -16,7 +16,6 @@ import tempfile
 import threading
 import time
 import traceback
-from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,21 +25,21 @@ from tqdm import tqdm
 
 from .checkout import DEFAULT_AGENT_DIR
 from .seam.agent import PreparedAgent, prepare_agent
-from .pipeline.agent_phase import AgentRunSettings, agent_sandbox_spec
+from .pipeline.agent_phase import AgentRunSettings
 from .records.dataset import SUBSETS_DIR, Instance, available_subsets, dataset_hash, load_dataset, select_instances
-from .pipeline.grading import grading_sandbox_spec
 from .seam.image_settings import ImageSettings
 from .languages import LANGUAGES
 from .outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
 from .records.results import InstanceResult, build_run_report, load_instance_results
 from .records.run_dir import RunDirectory, RunSettings, write_atomic, write_json
-from .pipeline.instance import InstanceJob, RunCancelled, run_instance
+from .pipeline.instance import InstanceJob, RunCancelled, queued, run_instance
 from .pipeline.stages import Stage, StageError, StageResult, check_stages, ended_because, judge_stage, staged_report_json
 from .seam.registry import open_provider
-from .seam.protocol import ImageSet, Limits, SandboxError, SandboxProvider, SandboxSpec
-from .pipeline.pools import Sandboxes
+from .seam.protocol import ImageSet, Limits, SandboxProvider
+from .seam.errors import SandboxError
+from .pipeline.pools import Prestart, Sandboxes
 from .settings import (DEFAULT_DISK, DEFAULT_PASS_ENV, RESUME_SETTINGS, SETTINGS, HarnessError, RunConfig,  # noqa: F401
-                       default_of, resolve, run_config, size_in_bytes)
+                       resolve, run_config, size_in_bytes)
 
 @dataclass
 class RunOutcome:
@@ -294,14 +293,8 @@ def check_settings(config: RunConfig) -> None:
 
 def open_backend(backend: str, options: Mapping[str, str]) -> SandboxProvider:
     """The backend's provider with its options (--backend_option); an option the backend does
-    not take is a HarnessError naming it."""
-    try:
-        return open_provider(backend, **options)
-    except TypeError as error:
-        if "unexpected keyword argument" not in str(error):
-            raise
-        raise HarnessError(f"--backend_option: backend {backend!r} takes no option {sorted(options)} "
-                           f"({error})") from None
+    not take is a SandboxError naming it (utils/seam/registry.py)."""
+    return open_provider(backend, **options)
 
 
 def check_agent_model(agent: str, model: str | None, pass_env: list[str] | None) -> None:
@@ -400,62 +393,10 @@ def _default_limits(workers: int, cpus: float | None, memory: str | None, pids: 
                   disk=size_in_bytes(disk) if disk else None)
 
 
-def _sandboxes_for(provider: SandboxProvider, jobs: list[InstanceJob], workers: int,
-                   run_id: str) -> tuple[Sandboxes, "_AgentPrefetch"]:
-    """Containers for this run: removal in the background, and per language a pool of
-    pre-started agent containers (as many as the queued instances that start next, see
-    _AgentPrefetch) and a small pool of grading containers sized to the instances to come."""
-    sandboxes = Sandboxes(provider, run_id, background_removal=True)
-    agent_specs: dict[str, SandboxSpec] = {}
-    for language in sorted({job.instance.language for job in jobs}):
-        language_jobs = [job for job in jobs if job.instance.language == language]
-        first = language_jobs[0]
-        agent_demand = sum(1 for job in language_jobs if job.predicted_patch is None)
-        agent_specs[language] = agent_sandbox_spec(first.agent_image, first.agent, first.agent_settings)
-        sandboxes.add_pool(agent_specs[language], agent_demand, 0, group=language)
-        # A predicted empty patch needs no grading container.
-        grading_demand = sum(1 for job in language_jobs if job.predicted_patch is None or job.predicted_patch.strip())
-        sandboxes.add_pool(grading_sandbox_spec(first.grading_image, first.grading_limits, LANGUAGES[language]),
-                           grading_demand, min(2, workers), group=language)
-    return sandboxes, _AgentPrefetch(sandboxes, jobs, workers, agent_specs if provider.starts_ahead else {})
-
-
-class _AgentPrefetch:
-    """Agents mostly wait on a model: while they do, the engine starts the agent containers
-    of the instances that take their places next (the `workers` queued after the one
-    starting), so a wave does not queue its container starts behind each other. Pools start
-    these only while no instance is waiting for a sandbox (StartGate). Without agent specs
-    (a provider whose idle sandboxes hold scarce capacity) it holds nothing ready."""
-
-    def __init__(self, sandboxes: Sandboxes, jobs: list[InstanceJob], workers: int,
-                 agent_specs: dict[str, SandboxSpec]) -> None:
-        self.sandboxes, self.jobs, self.workers, self.agent_specs = sandboxes, jobs, workers, agent_specs
-        self._latest = -1
-        self._lock = threading.Lock()
-
-    def starting(self, index: int) -> None:
-        """Job `index` begins (jobs begin in queue order, their threads not quite)."""
-        with self._lock:
-            if index <= self._latest:
-                return
-            self._latest = index
-            upcoming = Counter(job.instance.language for job in self.jobs[index + 1:index + 1 + self.workers]
-                               if job.predicted_patch is None)
-            for language, spec in self.agent_specs.items():
-                self.sandboxes.set_target(spec, upcoming.get(language, 0))
-
-
-def _run_with_lookahead(job: InstanceJob, index: int, stop: threading.Event, sandboxes: Sandboxes,
-                        prefetch: _AgentPrefetch, upcoming_languages: set[str]) -> InstanceResult:
-    # Grading containers of the next instances are pre-started as running ones end: while
-    # this one is graded (not earlier: its own agent container comes first), and pools
-    # never start more than their remaining demand.
-    def activate_upcoming() -> None:
-        for language in sorted(upcoming_languages):
-            sandboxes.activate(language)
-
-    prefetch.starting(index)
-    return run_instance(sandboxes, job, stop, after_agent=activate_upcoming)
+def _run_queued(job: InstanceJob, index: int, stop: threading.Event, sandboxes: Sandboxes,
+                prestart: Prestart) -> InstanceResult:
+    prestart.starting(index)
+    return run_instance(sandboxes, job, stop, after_agent=lambda: prestart.agent_done(index))
 
 
 def _execute(provider: SandboxProvider, jobs: list[InstanceJob], results: dict[str, InstanceResult], workers: int, run_id: str,
@@ -464,12 +405,12 @@ def _execute(provider: SandboxProvider, jobs: list[InstanceJob], results: dict[s
     previous_handlers = _install_signal_handlers(stop)
     bar = tqdm(total=len(jobs) + reused, initial=reused, disable=not progress, unit="inst", dynamic_ncols=True)
     _update_bar(bar, results)
-    sandboxes, prefetch = _sandboxes_for(provider, jobs, workers, run_id)
+    sandboxes = Sandboxes(provider, run_id, background_removal=True)
+    prestart = Prestart(sandboxes, [queued(job) for job in jobs], workers)
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="instance") as executor:
             pending: dict[Future, InstanceJob] = {
-                executor.submit(_run_with_lookahead, job, index, stop, sandboxes, prefetch,
-                                {later.instance.language for later in jobs[index + 1:index + 1 + 2 * workers]}): job
+                executor.submit(_run_queued, job, index, stop, sandboxes, prestart): job
                 for index, job in enumerate(jobs)}
             while pending:
                 done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)

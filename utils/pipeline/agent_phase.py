@@ -36,7 +36,8 @@ from ..records.dataset import Instance
 from ..records.run_dir import transcript_name
 from ..languages import LanguageSpec
 from ..judging.patches import PatchError, apply_patch
-from ..seam.protocol import CommandNotStarted, ExecResult, Limits, Sandbox, SandboxError, SandboxSpec
+from ..seam.protocol import ExecResult, Limits, Sandbox, SandboxSpec
+from ..seam.errors import CommandNotStarted, SandboxError
 from .pools import Sandboxes
 
 TESTBED = "/testbed"
@@ -82,7 +83,8 @@ class TryStart:
 
 
 @dataclass(frozen=True)
-class AgentRun:
+class AgentPhaseOutcome:
+    """What the agent phase left: the patch, and how the agent's run went."""
     patch: str
     patch_source: str           # "agent" | "harness"
     exit_code: int | None
@@ -132,7 +134,7 @@ def agent_sandbox_spec(image: str, agent: PreparedAgent, settings: AgentRunSetti
 
 def run_agent(sandboxes: Sandboxes, image: str, agent: PreparedAgent, instance: Instance,
               spec: LanguageSpec, settings: AgentRunSettings, log: Callable[[str], None],
-              start: TryStart | None = None) -> AgentRun:
+              start: TryStart | None = None) -> AgentPhaseOutcome:
     sandbox_spec = agent_sandbox_spec(image, agent, settings)
     network = sandbox_spec.network
     with sandboxes.start(sandbox_spec, instance.instance_id) as box, _starting_tree(instance, start, log) as tree:
@@ -183,17 +185,17 @@ def _starting_tree(instance: Instance, start: TryStart | None, log: Callable[[st
 
 
 def _run_builtin(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: PreparedAgent,
-                 log: Callable[[str], None]) -> AgentRun:
+                 log: Callable[[str], None]) -> AgentPhaseOutcome:
     if agent.name == "oracle":
         # The reference travels into a container only for the oracle agent.
         box.put_directory(instance.reference_dir, TESTBED)
     output = "oracle: reference solution copied" if agent.name == "oracle" else "null agent: no change"
     collected = _collect_outputs(box, instance, spec, log)
-    return AgentRun(collected.patch, collected.patch_source, 0, False, 0.0, "", {}, output, collected.patch_bytes)
+    return AgentPhaseOutcome(collected.patch, collected.patch_source, 0, False, 0.0, "", {}, output, collected.patch_bytes)
 
 
 def _run_agent_command(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: PreparedAgent,
-                       settings: AgentRunSettings, log: Callable[[str], None], with_feedback: bool = False) -> AgentRun:
+                       settings: AgentRunSettings, log: Callable[[str], None], with_feedback: bool = False) -> AgentPhaseOutcome:
     command = agent_command(instance, spec, settings, with_feedback)
     log(f"$ {command}")
     environment = {"POLYGLOT_PROBLEM_STATEMENT": instance.problem_statement,
@@ -212,7 +214,7 @@ def _run_agent_command(box: Sandbox, instance: Instance, spec: LanguageSpec, age
     chat = collected.chat
     if chat is None:
         chat = f"[the transcript holds {collected.sizes['chat']} bytes, over the harness's limit: not kept]\n".encode()
-    return AgentRun(collected.patch, collected.patch_source, result.exit_code, result.timed_out, result.seconds,
+    return AgentPhaseOutcome(collected.patch, collected.patch_source, result.exit_code, result.timed_out, result.seconds,
                     chat.decode("utf-8", "replace"), _parse_usage(collected.usage), result.output[-20000:],
                     collected.patch_bytes, result.disk_exceeded)
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..languages import LanguageSpec, matches_any
-from ..seam.protocol import SHARED_CACHE_PREFIX, Limits, SandboxError, SandboxSpec, SandboxProvider
+from ..seam.protocol import SHARED_CACHE_PREFIX, Limits, SandboxSpec, SandboxProvider
+from ..seam.errors import SandboxError
 from .pools import Sandboxes
 from ..seam.tree_hash import tree_hash
 

@@ -26,18 +26,20 @@ from typing import Callable
 from pathlib import Path
 
 from ..seam.agent import PreparedAgent
-from .agent_phase import MAX_PATCH_BYTES, AgentInterrupted, AgentRun, AgentRunSettings, TryStart, run_agent
+from .agent_phase import (MAX_PATCH_BYTES, AgentInterrupted, AgentPhaseOutcome, AgentRunSettings, TryStart,
+                          agent_sandbox_spec, run_agent)
 from ..records.dataset import Instance
 from ..judging.feedback import TryVerdict, try_feedback
-from .grading import GradingOutcome, GradingRequest, grade
+from .grading import GradingOutcome, GradingRequest, grade, grading_sandbox_spec
 from ..records.instance_repo import checkout_commit
 from ..languages import LANGUAGES, suspicious_patterns
 from ..judging.patches import PatchError, audit_patch, filter_patch
 from ..outcomes import Bucket, Reason
 from ..records.results import RETRIED_BUCKETS, InstanceResult, combine_tries
 from ..records.run_dir import InstanceFiles, RunDirectory, write_atomic
-from ..seam.protocol import Limits, SandboxError
-from .pools import Sandboxes
+from ..seam.protocol import Limits
+from ..seam.errors import SandboxError
+from .pools import QueuedInstance, Sandboxes
 
 INFRA_RETRIES = 2
 
@@ -60,6 +62,18 @@ class InstanceJob:
     output_dir: Path  # the run directory, <output_dir>/<model_name_or_path>_0 (RunDirectory)
     predicted_patch: str | None = None  # --predictions: grade this patch, run no agent
     tries: int = 1  # --tries: a failed try is followed by another, up to this many
+
+
+def queued(job: InstanceJob) -> QueuedInstance:
+    """What the pre-start policy (pools.Prestart) needs of the job: its language and the
+    sandboxes it will ask for (no agent for a predicted patch, no grading for an empty one)."""
+    runs_agent = job.predicted_patch is None
+    graded = runs_agent or bool(job.predicted_patch.strip())
+    language = job.instance.language
+    return QueuedInstance(
+        language,
+        agent_sandbox_spec(job.agent_image, job.agent, job.agent_settings) if runs_agent else None,
+        grading_sandbox_spec(job.grading_image, job.grading_limits, LANGUAGES[language]) if graded else None)
 
 
 class InstanceLog:
@@ -141,11 +155,11 @@ def _verdict_of(result: InstanceResult, number: int) -> TryVerdict:
 
 
 def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes: Sandboxes,
-                 start: TryStart | None = None) -> AgentRun | None:
+                 start: TryStart | None = None) -> AgentPhaseOutcome | None:
     """The agent's run, or None when the instance is decided without grading."""
     if job.predicted_patch is not None:
         result.model_patch, result.patch_source = job.predicted_patch, "predictions"
-        return AgentRun(job.predicted_patch, "predictions", None, False, 0.0, "", {}, "")
+        return AgentPhaseOutcome(job.predicted_patch, "predictions", None, False, 0.0, "", {}, "")
     spec = LANGUAGES[job.instance.language]
     for attempt in range(1, INFRA_RETRIES + 2):
         _check_stop(stop)

@@ -1,15 +1,23 @@
-"""Sandboxes for a run: pre-started pools per spec, leases, background removal. Above the
-seam: it sees only the protocol (utils/seam/protocol.py)."""
+"""Sandboxes for a run: the pre-start policy, pools per spec, leases, background removal.
+Above the seam: it sees only the protocol (utils/seam/protocol.py).
+
+The policy, all of it, is Prestart's: which sandboxes are started before an instance asks
+for one, and when. A provider only declares whether it may (SandboxProvider.starts_ahead);
+the run (utils/run.py) only reports where its queue is (`starting`, `agent_done`).
+"""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Iterator
 
-from ..seam.protocol import Sandbox, SandboxError, SandboxProvider, SandboxSpec
+from ..seam.protocol import Sandbox, SandboxProvider, SandboxSpec
+from ..seam.errors import SandboxError
 
 class Remover:
     """Closes sandboxes in the background; `drain()` waits until every one is gone."""
@@ -99,18 +107,16 @@ class SandboxPool:
     """Keeps up to `target` started sandboxes of one SandboxSpec ready (or starting), but
     never more than the instances still to come need, so start-up overlaps other work. A
     sandbox serves one instance only and is never reused: every grading still starts from a
-    fresh image. The target starts at `spares` and follows the run's queue when the
-    scheduler sets it (`set_target`)."""
+    fresh image. The target is 0 (nothing started ahead) until the policy sets it."""
 
-    def __init__(self, provider: SandboxProvider, spec: SandboxSpec, run_id: str, demand: int, spares: int,
+    def __init__(self, provider: SandboxProvider, spec: SandboxSpec, run_id: str, demand: int,
                  remover: Remover | None, gate: StartGate) -> None:
         self.provider, self.spec, self.run_id, self.remover, self.gate = provider, spec, run_id, remover, gate
         self._demand = demand
-        self._target = spares
+        self._target = 0
         self._ready: list[Sandbox] = []
         self._starting = 0
         self._closed = False
-        self._active = False
         self._condition = threading.Condition()
         self._thread = threading.Thread(target=self._fill, name=f"pool-{spec.role}", daemon=True)
         self._thread.start()
@@ -119,7 +125,7 @@ class SandboxPool:
         return self.provider.sandbox(self.spec, self.run_id, instance_id)
 
     def _short(self) -> bool:
-        return self._active and len(self._ready) + self._starting < min(self._target, self._demand)
+        return len(self._ready) + self._starting < min(self._target, self._demand)
 
     def _fill(self) -> None:
         while True:
@@ -150,24 +156,15 @@ class SandboxPool:
         if box is not None:
             _close_quietly(box)
 
-    def activate(self) -> None:
-        """Start filling (pools wait until their group is first used, so a run does not
-        pre-start sandboxes for languages whose turn has not come)."""
-        with self._condition:
-            self._active = True
-            self._condition.notify_all()
-
     def set_target(self, target: int) -> None:
         """Hold `target` sandboxes ready from now on (e.g. one per queued instance that will
         start when a running one ends); surplus ready ones stay until used or closed."""
         with self._condition:
             self._target = max(0, target)
-            self._active = self._active or target > 0
             self._condition.notify_all()
 
     def acquire(self, instance_id: str) -> Sandbox:
         with self._condition:
-            self._active = True
             self._demand = max(0, self._demand - 1)
             # A sandbox already starting is sooner ready than a new one, and starting a
             # second would leave one unused.
@@ -202,22 +199,13 @@ class Sandboxes:
         self.provider, self.run_id = provider, run_id
         self.remover = Remover() if background_removal else None
         self._pools: dict[SandboxSpec, SandboxPool] = {}
-        self._groups: dict[SandboxSpec, str] = {}
         self.gate = StartGate()
 
-    def add_pool(self, spec: SandboxSpec, demand: int, spares: int, group: str = "") -> None:
-        """Pre-start sandboxes of `spec` for `demand` future uses, `spares` at a time, once
-        any pool of the same `group` (e.g. a language: agent then grading) is first used."""
+    def add_pool(self, spec: SandboxSpec, demand: int) -> None:
+        """A pool for `demand` future uses of `spec`; it starts sandboxes ahead once a target
+        is set (`set_target`)."""
         if demand > 0 and spec not in self._pools:
-            self._pools[spec] = SandboxPool(self.provider, spec, self.run_id, demand, spares, self.remover, self.gate)
-            self._groups[spec] = group
-
-    def activate(self, group: str) -> None:
-        """Start pre-starting sandboxes for `group` (e.g. the language of an instance whose
-        turn is near)."""
-        for spec, pool in self._pools.items():
-            if self._groups[spec] == group:
-                pool.activate()
+            self._pools[spec] = SandboxPool(self.provider, spec, self.run_id, demand, self.remover, self.gate)
 
     def set_target(self, spec: SandboxSpec, target: int) -> None:
         """Keep `target` sandboxes of `spec` ready (no-op without a pool for it)."""
@@ -228,7 +216,6 @@ class Sandboxes:
     def start(self, spec: SandboxSpec, instance_id: str) -> Sandbox:
         pool = self._pools.get(spec)
         if pool is not None:
-            self.activate(self._groups[spec])
             box = pool.acquire(instance_id)
         else:
             with self.gate.on_demand():
@@ -241,3 +228,73 @@ class Sandboxes:
         self._pools.clear()
         if self.remover is not None:
             self.remover.drain()
+
+
+# --- the policy ---------------------------------------------------------------------------------
+
+# Grading sandboxes held ready per language once its turn is near (at most one per worker).
+GRADING_SPARES = 2
+
+
+@dataclass(frozen=True)
+class QueuedInstance:
+    """What the policy knows of one instance of the run's queue."""
+    group: str                   # its language: a language's grading pool fills once its turn is near
+    agent: SandboxSpec | None    # its agent's sandbox; None when no agent runs (a predicted patch)
+    grading: SandboxSpec | None  # its grading sandbox; None when nothing is graded (a predicted empty patch)
+
+
+class Prestart:
+    """The run's pre-start policy: sandboxes started before an instance asks, so their
+    start-up overlaps work instead of delaying it.
+
+    - Agents mostly wait on a model: while they do, the agent sandboxes of the instances
+      that take their places next (the `workers` queued after the one starting) are started,
+      so a wave does not queue its starts behind each other. Only where the provider says
+      idle sandboxes cost nothing scarce (`starts_ahead`): a Ray sandbox holds a node slot.
+    - Grading sandboxes: GRADING_SPARES per language are held ready from the moment an
+      instance of that language starts, and for the languages of the next 2 x `workers`
+      instances from the moment a running agent ends (not earlier: its own agent's sandbox
+      comes first).
+    - Pools never start more than the queue still needs, and start only while no instance
+      waits for a sandbox of its own (StartGate)."""
+
+    def __init__(self, sandboxes: Sandboxes, queue: list[QueuedInstance], workers: int) -> None:
+        self.sandboxes, self.queue, self.workers = sandboxes, queue, workers
+        self.agents_ahead = sandboxes.provider.starts_ahead
+        self.grading_spares = min(GRADING_SPARES, workers)
+        for spec, demand in Counter(entry.agent for entry in queue if entry.agent is not None).items():
+            sandboxes.add_pool(spec, demand)
+        for spec, demand in Counter(entry.grading for entry in queue if entry.grading is not None).items():
+            sandboxes.add_pool(spec, demand)
+        self._agent_specs = list(dict.fromkeys(entry.agent for entry in queue if entry.agent is not None))
+        self._grading_specs: dict[str, set[SandboxSpec]] = {}
+        for entry in queue:
+            if entry.grading is not None:
+                self._grading_specs.setdefault(entry.group, set()).add(entry.grading)
+        self._latest = -1
+        self._lock = threading.Lock()
+
+    def starting(self, index: int) -> None:
+        """Instance `index` of the queue begins (instances begin in queue order, their
+        threads not quite: a late one never turns the targets back)."""
+        self._hold_grading(self.queue[index].group)
+        if not self.agents_ahead:
+            return
+        with self._lock:
+            if index <= self._latest:
+                return
+            self._latest = index
+            upcoming = Counter(entry.agent for entry in self.queue[index + 1:index + 1 + self.workers]
+                               if entry.agent is not None)
+            for spec in self._agent_specs:
+                self.sandboxes.set_target(spec, upcoming.get(spec, 0))
+
+    def agent_done(self, index: int) -> None:
+        """Instance `index`'s (first) agent ended: hold grading sandboxes for what comes next."""
+        for group in sorted({entry.group for entry in self.queue[index + 1:index + 1 + 2 * self.workers]}):
+            self._hold_grading(group)
+
+    def _hold_grading(self, group: str) -> None:
+        for spec in self._grading_specs.get(group, ()):
+            self.sandboxes.set_target(spec, self.grading_spares)

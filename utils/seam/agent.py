@@ -1,4 +1,4 @@
-"""The agent, prepared on the host for its layer (built by utils/images.py over a language image).
+"""The agent, prepared on the host for its layer (a backend builds it over a language image).
 
 1. The agent directory is copied on the host; `--model_patch_paths` patches are applied to
    the copy in order (HyperAgents' lineage semantics). A hunk whose file lies outside the
@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
@@ -42,6 +43,18 @@ class PreparedAgent:
     @property
     def builtin(self) -> bool:
         return self.tree is None
+
+
+def agent_images(agent: PreparedAgent | None, language_images: dict[str, str],
+                 build_layer: Callable[[str, str], str]) -> dict[str, str]:
+    """The agent's image per language, the one rule every backend follows: none without an
+    agent; a built-in agent (oracle, null) runs in the language image itself, so it needs no
+    layer; any other agent runs in `build_layer(language, language_image)`, the tag of its
+    layer over that language's image."""
+    if agent is None:
+        return {}
+    return {language: image if agent.builtin else build_layer(language, image)
+            for language, image in language_images.items()}
 
 
 def prepare_agent(agent: str, patch_paths: list[Path], workdir: Path) -> PreparedAgent:

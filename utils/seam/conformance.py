@@ -1,11 +1,11 @@
-"""What every sandbox backend must do: the conformance suite of the protocol in utils/sandbox.py.
+"""What every sandbox backend must do: the conformance suite of the protocol in protocol.py.
 
     failures = run_conformance(provider, image)   # [] when the backend conforms
 
 Each check plays the contract against the backend and raises ConformanceFailure naming what is
-missing. `image` must have `sh`, coreutils and `python3` (every language image does). The
-suite runs against Docker in CI (tests/test_conformance.py) and against the in-process fake
-in the fast tests; a new backend's author runs it and is told what is missing.
+missing. `image` must have `sh`, coreutils and `python3` (every language image does).
+tests/test_conformance.py runs the suite over every registered backend (utils/backends/*);
+a new backend's author runs it and is told what is missing.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .protocol import (KILL_GRACE_S, OUTPUT_CAP, RUNNER_UID, Limits, SandboxError, SandboxProvider,
-                           SandboxSpec)
+from .protocol import KILL_GRACE_S, OUTPUT_CAP, RUNNER_UID, Limits, SandboxProvider, SandboxSpec
+from .errors import SandboxError
 
 WORK = "/conformance"
 

@@ -8,15 +8,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .protocol import SandboxError
+from .errors import ImageError
 
 DEFAULT_BASE_IMAGE = os.environ.get("POLYGLOT_BASE_IMAGE", "debian:bookworm-slim")
 CA_BUNDLE_ENV = "POLYGLOT_CA_BUNDLE"
 SYSTEM_CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # Debian's ca-certificates bundle
-
-
-class ImageError(SandboxError):
-    """An image could not be found, pulled or built."""
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """The seam between the pipeline and where instances run: the sandbox protocol.
 
-Pipeline code (agent_run, grading, build_cache, expected_tests, run_instance, harness) sees
-only what this module defines: `SandboxSpec`, `Sandbox`, `SandboxProvider`, `Sandboxes` and
-the `SandboxError` family. A backend is one module below the seam (utils/docker_backend.py),
-registered by name in BACKENDS; utils/conformance.py says what every backend must do.
+Pipeline code (utils/pipeline/, utils/run.py) sees only the seam: what this module defines
+(`SandboxSpec`, `Sandbox`, `SandboxProvider`, ...), the errors of errors.py, and the registry
+(registry.py) that opens a backend by name. A backend is one package below the seam
+(utils/backends/<name>/); conformance.py says what every backend must do.
 
 Contract of a sandbox (each backend keeps it; the conformance suite checks it)
 - `start()` makes it exist with `spec.limits` applied, network `spec.network` ("none": no
@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Protocol
 
+from .agent import PreparedAgent
+from .image_settings import ImageResult, ImageSettings
+
 if TYPE_CHECKING:
-    from .agent import PreparedAgent
-    from .image_settings import ImageResult, ImageSettings
     from ..languages import LanguageSpec
 
 OUTPUT_CAP = 2 * 1024 * 1024
@@ -51,14 +52,6 @@ RUNNER_UID = 10001
 SHARED_CACHE_PREFIX = "polyglot-harness-cache-"
 
 Log = Callable[[str], None]
-
-
-class SandboxError(RuntimeError):
-    """The sandbox could not be created, started, copied to or from, or its backend failed."""
-
-
-class CommandNotStarted(SandboxError):
-    """The backend refused to start a command (e.g. the sandbox is gone): nothing ran."""
 
 
 @dataclass(frozen=True)
@@ -123,22 +116,23 @@ class Sandbox(Protocol):
 
 class SandboxProvider(Protocol):
     name: str
-    # Whether the run may start agent sandboxes ahead of need, for the instances that start
-    # next: true where an idle sandbox costs nothing scarce (a Docker container). A Ray
-    # sandbox is an actor holding one of a node's slots: idle ones started ahead would take
-    # the slots the running instances need for their grading.
+    # A capability, not a policy (the policy is utils/pipeline/pools.py's Prestart): whether an
+    # idle started sandbox costs nothing scarce (a Docker container), so agent sandboxes may
+    # be started ahead for the instances that start next. A Ray sandbox is an actor holding
+    # one of a node's slots: idle ones started ahead would take the slots the running
+    # instances need for their grading.
     starts_ahead: bool
 
     def prepare(self, log: Log) -> None:
         """Make the backend answer (start its engine if needed) and remove what runs whose
         owner is gone left behind."""
 
-    def ensure_images(self, specs: "list[LanguageSpec]", agent: "PreparedAgent | None", settings: "ImageSettings",
+    def ensure_images(self, specs: "list[LanguageSpec]", agent: PreparedAgent | None, settings: ImageSettings,
                       workdir: Path, log: Log) -> ImageSet:
         """The language images, and the agent's image per language when an agent is given
         (a built-in agent runs in the language image)."""
 
-    def build_images(self, settings: "ImageSettings", languages: list[str] | None, log: Log) -> "list[ImageResult]":
+    def build_images(self, settings: ImageSettings, languages: list[str] | None, log: Log) -> list[ImageResult]:
         """Every image the backend uses (all languages, or those named), built when missing."""
 
     def sandbox(self, spec: SandboxSpec, run_id: str, instance_id: str) -> Sandbox:

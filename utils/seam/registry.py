@@ -1,19 +1,74 @@
-"""Backends, chosen by name: a backend is a package below the seam (utils/backends/<name>/)
-whose module has `open_provider(**options)`; `register` adds one (a dotted module path also
-works wherever a name does)."""
+"""Backends, chosen by name.
+
+A backend is a package below the seam, registered by where it sits: the package
+utils/backends/<name>/ IS the backend `<name>` (adding one touches no file outside it). Its
+`__init__.py` exposes `open_provider(**options)`. Wherever a name is accepted, a dotted module
+path is too (`--backend mypkg.mybackend`): a backend that lives outside this checkout.
+
+Options (`--backend_option KEY=VALUE`, `--ray_address` for Ray) reach the backend as keyword
+arguments of its `open_provider`, values as given (strings from the command line). An option
+the backend's `open_provider` does not name is refused here, for every backend alike, with
+one SandboxError naming it.
+"""
 
 from __future__ import annotations
 
 import importlib
+import inspect
+from pathlib import Path
+from types import ModuleType
 
-from .protocol import SandboxError, SandboxProvider
+from .errors import SandboxError
+from .protocol import SandboxProvider
 
-BACKENDS = {"docker": "..backends.docker.provider", "ray": "..backends.ray.provider"}
+BACKENDS_DIR = Path(__file__).resolve().parent.parent / "backends"
+_BACKENDS_PACKAGE = __package__.rsplit(".", 1)[0] + ".backends"
 
 
-def open_provider(name: str = "docker", **options: str) -> SandboxProvider:
-    """The provider of backend `name`: its module's `open_provider(**options)` (options the
-    backend takes, e.g. the Ray backend's `address`)."""
-    if name not in BACKENDS:
-        raise SandboxError(f"unknown sandbox backend {name!r} (known: {', '.join(sorted(BACKENDS))})")
-    return importlib.import_module(BACKENDS[name], __package__).open_provider(**options)
+def _registered() -> dict[str, str]:
+    """name -> module of every backend package under utils/backends/."""
+    return {path.name: f"{_BACKENDS_PACKAGE}.{path.name}" for path in sorted(BACKENDS_DIR.iterdir())
+            if (path / "__init__.py").is_file()}
+
+
+# name -> the module whose open_provider opens it; tests may point a name elsewhere.
+BACKENDS: dict[str, str] = _registered()
+
+
+def is_backend(name: str) -> bool:
+    """A registered name, or a dotted path (checked when opened: importing it may be costly)."""
+    return name in BACKENDS or "." in name
+
+
+def backend_module(name: str) -> ModuleType:
+    """The module of backend `name` (a registered name or a dotted module path)."""
+    if not is_backend(name):
+        raise SandboxError(f"unknown sandbox backend {name!r} (known: {', '.join(sorted(BACKENDS))}; "
+                           f"or a dotted module path)")
+    module_name = BACKENDS.get(name, name)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SandboxError(f"sandbox backend {name!r}: cannot import {module_name}: {error}") from error
+    if not callable(getattr(module, "open_provider", None)):
+        raise SandboxError(f"sandbox backend {name!r}: {module_name} has no open_provider(**options)")
+    return module
+
+
+def open_provider(name: str = "docker", **options: object) -> SandboxProvider:
+    """The provider of backend `name`, opened with `options` (see the module docstring)."""
+    opener = backend_module(name).open_provider
+    _check_options(name, opener, options)
+    return opener(**options)
+
+
+def _check_options(name: str, opener, options: dict[str, object]) -> None:
+    parameters = inspect.signature(opener).parameters
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()):
+        return  # the backend checks its options itself
+    known = [key for key, parameter in parameters.items()
+             if parameter.kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    for key in options:
+        if key not in known:
+            raise SandboxError(f"sandbox backend {name!r} takes no option {key!r} "
+                               f"(its options: {', '.join(known) or 'none'})")

@@ -7,7 +7,8 @@ import tarfile
 import time
 from pathlib import Path
 
-from .protocol import OUTPUT_CAP, SandboxError
+from .protocol import OUTPUT_CAP
+from .errors import SandboxError
 
 class CappedOutput:
     """Keeps the first and last `cap/2` bytes of a stream."""

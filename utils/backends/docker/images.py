@@ -1,4 +1,4 @@
-"""Images: base image ▶ common layer ▶ language image (▶ agent layer, see agent_image.py).
+"""Images: base image ▶ common layer ▶ language image (▶ agent layer, see ensure_agent_image).
 
 Every image built here is tagged by a content hash of everything that defines it: its
 recipe directory under docker/, the id of the image it is built FROM, and (for the common
@@ -19,7 +19,6 @@ import tarfile
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -27,8 +26,8 @@ import docker
 import docker.errors
 from docker.utils import kwargs_from_env
 
-from ...seam.image_settings import (CA_BUNDLE_ENV, DEFAULT_BASE_IMAGE, SYSTEM_CA_BUNDLE, ImageError,  # noqa: F401
-                                   ImageResult, ImageSettings)
+from ...seam.errors import ImageError
+from ...seam.image_settings import ImageResult, ImageSettings
 from ...seam.agent import AGENT_DIR_IN_CONTAINER, PreparedAgent
 from ...languages import LANGUAGES, LanguageSpec
 from ...seam.protocol import RUNNER_UID
@@ -258,7 +257,7 @@ def _first_line(error: object) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-# --- agent layers (the agent prepared by utils/agent_image.py over a language image) --------------
+# --- agent layers (the agent prepared by utils/seam/agent.py, over a language image) ------------
 
 AGENT_DOCKERFILE = f"""\
 ARG LANGUAGE_IMAGE

@@ -1,7 +1,7 @@
 """The Docker backend: sandboxes are containers, the provider talks to one Docker engine.
 
-Below the seam (utils/sandbox.py): the only module that creates, runs commands in, copies
-to/from and removes containers. How it keeps the sandbox contract:
+Below the seam (utils/seam/protocol.py): the only module that creates, runs commands in,
+copies to/from and removes containers. How it keeps the sandbox contract:
 - a container runs an idle init (`sleep infinity` under Docker's tini), labelled (run id,
   instance id, role, owning process and host) so `remove_stale_containers` can clean up after
   a killed harness; no capabilities, no-new-privileges; network "none" unless asked;
@@ -28,8 +28,12 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from ...seam.protocol import KILL_GRACE_S, SHARED_CACHE_PREFIX, CommandNotStarted, ExecResult, ImageSet, Log, SandboxError, SandboxSpec
+from ...seam.protocol import KILL_GRACE_S, SHARED_CACHE_PREFIX, ExecResult, ImageSet, Log, SandboxSpec
+from ...seam.agent import agent_images
+from ...seam.errors import CommandNotStarted, SandboxError
 from ...seam.transfer import CappedOutput, files_from_tar, sandbox_name, strip_end_marker, tar_directory
+from .engine import EngineError, engine_answers, ensure_engine
+from .images import docker_client, ensure_agent_image, ensure_all_images, ensure_language_image, prune_agent_images
 
 # What talking to the engine raises when it fails or goes away mid-call (a restart, a crash):
 # the SDK's own errors, and the HTTP layer's below it.
@@ -222,10 +226,12 @@ class DockerSandbox:
 
     def put_directory(self, source: Path, destination: str) -> None:
         """Copy a host directory's contents to `destination` (created, parents included)."""
-        self._put_at_root(tar_directory(source, prefix=destination.strip("/"), owner=self.spec.user), destination)
+        self.put_tar(tar_directory(source, prefix=destination.strip("/"), owner=self.spec.user), destination)
 
-    def _put_at_root(self, tar_bytes: bytes, destination: str) -> None:
-        # Entries carry the destination path, so one put_archive at "/" needs no mkdir exec.
+    def put_tar(self, tar_bytes: bytes, destination: str) -> None:
+        """Unpack a tar whose entries carry their full path below "/" (transfer.tar_directory
+        with prefix `destination`): one put_archive, no mkdir exec. `destination` names the
+        copy in errors. The Ray backend ships such tars from the driver."""
         try:
             if not self._container().put_archive("/", tar_bytes):
                 raise SandboxError(f"copy into {destination} was refused")
@@ -419,14 +425,10 @@ class DockerProvider:
     @property
     def client(self) -> docker.DockerClient:
         if self._client is None:
-            from .images import docker_client
-
             self._client = docker_client()
         return self._client
 
     def prepare(self, log: Log) -> None:
-        from .engine import EngineError, ensure_engine
-
         if self._client is None:
             try:
                 ensure_engine(log=log)
@@ -439,19 +441,13 @@ class DockerProvider:
             raise SandboxError(f"the Docker engine failed while removing stale containers: {error}") from error
 
     def ensure_images(self, specs, agent, settings, workdir: Path, log: Log) -> ImageSet:
-        from .images import ensure_agent_image, ensure_language_image
-
         grading = {spec.name: ensure_language_image(self.client, spec, settings, log).tag for spec in specs}
-        agents = {} if agent is None else {
-            language: image if agent.builtin else ensure_agent_image(self.client, agent, language, image, workdir,
-                                                                     log).tag
-            for language, image in grading.items()}
+        agents = agent_images(agent, grading, lambda language, image: ensure_agent_image(
+            self.client, agent, language, image, workdir, log).tag)
         return ImageSet(grading, agents)
 
     def build_images(self, settings, languages: list[str] | None, log: Log) -> list:
         """Every image (base, common, each language's), built when missing; ImageResults."""
-        from .images import ensure_all_images
-
         return ensure_all_images(self.client, settings, languages, log=log)
 
     def sandbox(self, spec: SandboxSpec, run_id: str, instance_id: str) -> DockerSandbox:
@@ -469,8 +465,6 @@ class DockerProvider:
     def clean_up_run(self, run_id: str) -> int:
         """When the engine went away (a restart), wait a while for it to come back; failing
         that, the next run reaps what is left (labels)."""
-        from .engine import engine_answers
-
         deadline = time.monotonic() + ENGINE_RETURN_WAIT_S
         while not engine_answers(timeout=2.0) and time.monotonic() < deadline:
             time.sleep(1.0)
@@ -483,8 +477,6 @@ class DockerProvider:
 
     def remove_caches(self) -> int:
         """Every build-cache volume no container uses, and every agent layer image."""
-        from .images import prune_agent_images
-
         removed = prune_agent_images(self.client)
         for volume in self.client.volumes.list():
             if not volume.name.startswith(SHARED_CACHE_PREFIX):
@@ -498,4 +490,5 @@ class DockerProvider:
 
 
 def open_provider() -> DockerProvider:
+    """The backend's registration hook (utils/seam/registry.py); it takes no options."""
     return DockerProvider()

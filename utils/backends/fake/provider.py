@@ -1,4 +1,4 @@
-"""An in-process fake sandbox backend, for fast tests of the seam: no engine, no images.
+"""The fake backend's sandboxes and provider (see __init__.py): no engine, no images.
 
 A sandbox is a directory on the host (its paths mapped under it: /conformance -> <root>/conformance)
 and its commands are host processes: in a session of their own (a timeout kills the whole
@@ -25,7 +25,8 @@ import threading
 import time
 from pathlib import Path
 
-from ...seam.protocol import KILL_GRACE_S, CommandNotStarted, ExecResult, ImageSet, SandboxError, SandboxSpec
+from ...seam.protocol import KILL_GRACE_S, ExecResult, ImageSet, SandboxSpec
+from ...seam.errors import CommandNotStarted, SandboxError
 from ...seam.transfer import CappedOutput, files_from_tar, tar_directory
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -211,6 +212,9 @@ class FakeProvider:
             self._open.get(box.run_id, []).remove(box)
 
     def prepare(self, log) -> None:
+        if os.geteuid() != 0:
+            raise SandboxError("the fake backend runs commands as another user, in a cgroup and in a new network "
+                               "namespace: it needs root")
         self.base.mkdir(parents=True, exist_ok=True)
 
     def ensure_images(self, specs, agent, settings, workdir: Path, log) -> ImageSet:
@@ -242,5 +246,5 @@ class FakeProvider:
 
 
 def open_provider() -> FakeProvider:
-    """Registration hook (utils.sandbox.BACKENDS["fake"] = "tests.fake_backend"), for tests."""
+    """The backend's registration hook (utils/seam/registry.py); it takes no options."""
     return FakeProvider()

@@ -5,14 +5,15 @@
 The driver (harness.py) keeps selection, resume, results, progress and the report. Below the
 seam, a sandbox is a Ray actor placed on a node that offers the custom resource RESOURCE (its
 docker slots: how many containers it runs at once; `ray start --resources
-'{"polyglot_docker_slots": 16}'`); the actor drives a Docker sandbox (utils/docker_backend.py)
-on that node's engine (the engine the node's `ray start` was given, e.g. by DOCKER_HOST).
-Files travel as tar bytes between the driver and the actor.
+'{"polyglot_docker_slots": 16}'`); the actor drives a Docker sandbox (the Docker backend's
+public API, utils/backends/docker/__init__.py) on that node's engine (the engine the node's
+`ray start` was given, e.g. by DOCKER_HOST). Files travel as tar bytes between the driver and
+the actor. Nodes get only the code they import (shipping.py), under the driver's package name.
 
 Images without a registry: the driver picks one node as the image source; its base image is
 saved (`docker save`) once, shipped through Ray's object store and loaded on every node that
 lacks it with the same id; then every node builds what it lacks from the same
-content-addressed recipes (utils/images.py), so tags agree across nodes, and the provider
+content-addressed recipes (the Docker backend's images.py), so tags agree across nodes, and the provider
 refuses to run when they do not.
 
 Faults: actors are never restarted and their calls never retried by Ray (an agent phase
@@ -28,26 +29,26 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-from ...checkout import PROJECT_ROOT
+from ...languages import LANGUAGES
+from ...seam.agent import PreparedAgent, agent_images
+from ...seam.errors import SandboxError
 from ...seam.image_settings import ImageSettings
-from ...seam.protocol import ExecResult, ImageSet, Log, SandboxError, SandboxSpec
+from ...seam.protocol import ExecResult, ImageSet, Log, SandboxSpec
 from ...seam.transfer import tar_directory
+from ..docker import (DockerProvider, DockerSandbox, create_run_network, docker_client, ensure_agent_image,
+                      ensure_base_image, ensure_language_image, list_run_containers, remove_run_containers,
+                      remove_run_network, remove_stale_containers, remove_stale_networks)
+from .shipping import stage
 
 RESOURCE = "polyglot_docker_slots"
 ADDRESS_ENV = "POLYGLOT_RAY_ADDRESS"
 START_TIMEOUT_S = 600  # waiting for a free docker slot somewhere in the cluster
 NODE_TASK_TIMEOUT_S = 3600  # image builds on a fresh node included
-# What every node needs of the project: the code below the seam and the image recipes.
-SHIPPED = ("utils", "docker")
-# The package the checkout is imported as here ("polyglot_harness" standalone, "domains.polyglot"
-# inside HyperAgents): nodes import it under the same name, so pickled objects resolve there.
-PACKAGE = __package__.rsplit(".utils.", 1)[0]
 
 
 def _ray():
@@ -83,9 +84,6 @@ class _SandboxActor:
     """Lives on a node; drives one container of that node's engine."""
 
     def __init__(self, spec: SandboxSpec, run_id: str, instance_id: str) -> None:
-        from ..docker.provider import DockerSandbox
-        from ..docker.images import docker_client
-
         self.box = DockerSandbox(docker_client(), spec, run_id, instance_id)
 
     def start(self) -> str:
@@ -97,7 +95,7 @@ class _SandboxActor:
         return self.box.exec(command, timeout, workdir, environment, guard_disk)
 
     def put_tar(self, archive: bytes, destination: str) -> None:
-        self.box._put_at_root(archive, destination)
+        self.box.put_tar(archive, destination)
 
     def get_files(self, path: str, max_bytes: int) -> dict[str, bytes]:
         return self.box.get_files(path, max_bytes)
@@ -117,9 +115,6 @@ class _SandboxActor:
 
 def _node_prepare() -> dict:
     """Make sure the node's engine answers; reap containers and networks of dead owners."""
-    from ..docker.provider import remove_stale_containers, remove_stale_networks
-    from ..docker.images import docker_client
-
     client = docker_client()
     client.ping()
     return {"containers": remove_stale_containers(client), "networks": remove_stale_networks(client)}
@@ -127,8 +122,6 @@ def _node_prepare() -> dict:
 
 def _save_base(settings: ImageSettings) -> tuple[str, bytes]:
     """The source node's base image (built when missing) as (id, `docker save` bytes)."""
-    from ..docker.images import docker_client, ensure_base_image
-
     client = docker_client(timeout=NODE_TASK_TIMEOUT_S)
     ensure_base_image(client, settings.base_image, log=lambda message: None)
     image = client.images.get(settings.base_image)
@@ -139,12 +132,6 @@ def _node_images(settings: ImageSettings, languages: list[str], agent_name: str 
                  agent_tar: bytes | None, base_id: str, base_ref: list) -> dict:
     """Load the shipped base image unless the node has it with the same id, then build what
     the node lacks; the tags and how long it took."""
-    import ray
-
-    from ...seam.agent import PreparedAgent
-    from ..docker.images import docker_client, ensure_agent_image, ensure_language_image
-    from ...languages import LANGUAGES
-
     started = time.monotonic()
     client = docker_client(timeout=NODE_TASK_TIMEOUT_S)
     loaded = False
@@ -153,38 +140,36 @@ def _node_images(settings: ImageSettings, languages: list[str], agent_name: str 
     except Exception:  # noqa: BLE001 - missing or unreadable: load it
         present = False
     if not present:
-        client.images.load(ray.get(base_ref[0]))
+        client.images.load(_ray().get(base_ref[0]))
         loaded = True
     messages: list[str] = []
     grading = {name: ensure_language_image(client, LANGUAGES[name], settings, messages.append).tag
                for name in languages}
-    agents: dict[str, str] = {}
-    if agent_name is not None:
-        with tempfile.TemporaryDirectory(prefix="polyglot-ray-agent-") as workdir:
-            tree = None
-            if agent_tar is not None:
-                tree = Path(workdir) / "agent"
-                with tarfile.open(fileobj=io.BytesIO(agent_tar)) as tar:
-                    tar.extractall(Path(workdir), filter="data")
-            agent = PreparedAgent(agent_name, tree, agent_hash or "")
-            agents = {name: image if agent.builtin else
-                      ensure_agent_image(client, agent, name, image, Path(workdir), messages.append).tag
-                      for name, image in grading.items()}
+    with tempfile.TemporaryDirectory(prefix="polyglot-ray-agent-") as workdir:
+        agent = _unpacked_agent(agent_name, agent_hash, agent_tar, Path(workdir))
+        agents = agent_images(agent, grading, lambda language, image: ensure_agent_image(
+            client, agent, language, image, Path(workdir), messages.append).tag)
     return {"grading": grading, "agent": agents, "base_loaded": loaded,
             "seconds": round(time.monotonic() - started, 1), "engine": os.environ.get("DOCKER_HOST", "")}
 
 
-def _node_sandboxes(run_id: str) -> list[str]:
-    from ..docker.provider import list_run_containers
-    from ..docker.images import docker_client
+def _unpacked_agent(name: str | None, agent_hash: str | None, tar: bytes | None, workdir: Path) -> PreparedAgent | None:
+    """The driver's PreparedAgent again, its tree (shipped as tar bytes) unpacked under `workdir`."""
+    if name is None:
+        return None
+    tree = None
+    if tar is not None:
+        tree = workdir / "agent"
+        with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
+            archive.extractall(workdir, filter="data")
+    return PreparedAgent(name, tree, agent_hash or "")
 
+
+def _node_sandboxes(run_id: str) -> list[str]:
     return [container.name for container in list_run_containers(docker_client(), run_id)]
 
 
 def _node_clean_up(run_id: str) -> int:
-    from ..docker.provider import remove_run_containers, remove_run_network
-    from ..docker.images import docker_client
-
     client = docker_client()
     removed = remove_run_containers(client, run_id)
     remove_run_network(client, run_id)
@@ -192,21 +177,14 @@ def _node_clean_up(run_id: str) -> int:
 
 
 def _node_network(run_id: str) -> str:
-    from ..docker.provider import create_run_network
-    from ..docker.images import docker_client
-
     return create_run_network(docker_client(), run_id)
 
 
 def _node_remove_caches() -> int:
-    from ..docker.provider import DockerProvider
-
     return DockerProvider().remove_caches()
 
 
 def _node_build_images(settings: ImageSettings, languages: list[str] | None) -> list:
-    from ..docker.provider import DockerProvider
-
     return DockerProvider().build_images(settings, languages, log=lambda message: None)
 
 
@@ -307,9 +285,7 @@ class RayProvider:
         ray = _ray()
         if not ray.is_initialized():
             with tempfile.TemporaryDirectory(prefix="polyglot-ray-ship-") as staged:
-                for name in SHIPPED:
-                    shutil.copytree(PROJECT_ROOT / name, Path(staged, *PACKAGE.split("."), name),
-                                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                stage(Path(staged))
                 try:
                     ray.init(address=self.address, runtime_env={"working_dir": staged}, log_to_driver=False,
                              logging_level="WARNING")
@@ -397,4 +373,6 @@ class RayProvider:
 
 
 def open_provider(address: str | None = None) -> RayProvider:
+    """The backend's registration hook (utils/seam/registry.py): `address` is the cluster's
+    (auto | HOST:PORT; default $POLYGLOT_RAY_ADDRESS, else auto)."""
     return RayProvider(address)
