@@ -1,7 +1,5 @@
-"""Run agents on polyglot instances in parallel and grade them in fresh containers: the
-command line (utils/cli.py) and the Python API `harness(...)` (utils/run.py); every setting is
-declared once in utils/settings.py. `python harness.py --help` lists them.
-"""
+"""Run agents on polyglot instances and grade them: the CLI (`python harness.py --help`,
+utils/cli.py) and the Python API `harness(...)` (utils/run.py), wherever the checkout sits."""
 
 from __future__ import annotations
 

@@ -1,18 +1,5 @@
-"""Prepare the Aider polyglot benchmark: exercises -> instance repos + metadata JSON.
-
-    python prepare_polyglot_dataset.py --benchmark_dir PATH [--output_dir DIR]
-    python prepare_polyglot_dataset.py [--benchmark_url URL] [--output_dir DIR]
-
-The input is a checkout in the upstream layout (`<language>/exercises/practice/<slug>/`);
-without --benchmark_dir, --benchmark_url (default: the upstream repository) is cloned
-shallowly into ~/.cache/polyglot-harness/benchmarks/<hash>/ and reused afterwards. The
-output layout is documented in utils/dataset.py; its default location, DEFAULT_DATASET_DIR,
-is where harness.py looks without flags.
-
-Re-running gives byte-identical output. Everything is written to a staging directory
-beside the output and renamed into place at the end: on any error the previous output
-stays as it was. The input checkout is only read.
-"""
+"""Prepare the benchmark: exercises -> instance repos + metadata JSON; the CLI
+(`python prepare_polyglot_dataset.py --help`) and `prepare_dataset` (utils/prepare.py)."""
 
 from __future__ import annotations
 
