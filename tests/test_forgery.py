@@ -59,5 +59,5 @@ def test_forgers_leave_an_audit_trail(forger: Path, real_dataset):
     meta = json.loads((forger / "forger.json").read_text())
     instance = {i.instance_id: i for i in load_dataset(real_dataset)}[meta["instance_id"]]
     patch = patch_writing(instance, forger_files(forger))
-    filtered = filter_patch(patch, instance.spec, instance.solution_paths, instance.hidden_paths)
+    filtered = filter_patch(patch, instance.language_spec, instance.solution_paths, instance.hidden_paths)
     assert filtered.kept_paths and audit_patch(filtered.text, suspicious_patterns()), forger

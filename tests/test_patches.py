@@ -460,7 +460,7 @@ def test_unparseable_patch_is_a_patch_apply_failed_verdict(tmp_path: Path):
     from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
     from polyglot_harness.utils.outcomes import Reason
 
-    request = GradingRequest(spec=get_language("python"), instance_id="python__running-total",
+    request = GradingRequest(language=get_language("python"), instance_id="python__running-total",
                              test_tree=fresh_tree("python", tmp_path / "tree"),
                              patch_text=solved_patch().replace("@@ -1,5 +1,5 @@", "@@ -1,9 +1,9 @@"),
                              solution_paths=("running_total.py",))
@@ -478,7 +478,7 @@ def test_grading_uses_the_patch_the_caller_filtered_and_does_not_filter_again(tm
     monkeypatch.setattr(grading, "filter_patch", lambda *args: pytest.fail("the patch was filtered twice"))
     tree = fresh_tree("python", tmp_path / "tree")
     (tree / "running_total.py").write_text("something else entirely\n")  # the filtered patch cannot apply
-    request = GradingRequest(spec=spec, instance_id="python__running-total",
+    request = GradingRequest(language=spec, instance_id="python__running-total",
                              test_tree=tree, patch_text="ignored: already filtered",
                              solution_paths=("running_total.py",), filtered=already)
     outcome = grade(None, "unused-image", request)

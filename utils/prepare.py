@@ -117,7 +117,7 @@ class ExerciseConfig:
 @dataclass(frozen=True)
 class Exercise:
     location: ExerciseLocation
-    spec: LanguageSpec
+    language: LanguageSpec
     config: ExerciseConfig
     # Every file of the exercise directory except build artifacts, by POSIX path.
     files: Mapping[str, RepoFile]
@@ -170,13 +170,13 @@ def _chosen_languages(checkout: Path, practice_dirs: Mapping[str, Path], languag
 
 
 def read_exercise(location: ExerciseLocation) -> Exercise:
-    spec = get_language(location.language)
-    files = _read_exercise_files(location, spec)
+    language = get_language(location.language)
+    files = _read_exercise_files(location, language)
     config = _read_config(location, files)
-    return Exercise(location, spec, config, files)
+    return Exercise(location, language, config, files)
 
 
-def _read_exercise_files(location: ExerciseLocation, spec: LanguageSpec) -> dict[str, RepoFile]:
+def _read_exercise_files(location: ExerciseLocation, language: LanguageSpec) -> dict[str, RepoFile]:
     files: dict[str, RepoFile] = {}
     for root, dirnames, filenames in os.walk(location.directory):
         relative_root = Path(root).relative_to(location.directory).as_posix()
@@ -184,10 +184,10 @@ def _read_exercise_files(location: ExerciseLocation, spec: LanguageSpec) -> dict
         for name in dirnames + filenames:
             if os.path.islink(os.path.join(root, name)):
                 raise ExerciseError(location.label, f"{prefix}{name} is a symbolic link; links are not supported")
-        dirnames[:] = sorted(d for d in dirnames if d != ".git" and not spec.is_artifact(f"{prefix}{d}/"))
+        dirnames[:] = sorted(d for d in dirnames if d != ".git" and not language.is_artifact(f"{prefix}{d}/"))
         for name in sorted(filenames):
             path = prefix + name
-            if name == ".git" or spec.is_artifact(path):
+            if name == ".git" or language.is_artifact(path):
                 continue
             full_path = os.path.join(root, name)
             with open(full_path, "rb") as handle:
@@ -236,7 +236,7 @@ class InstancePlan:
 
 
 def plan_instance(exercise: Exercise) -> InstancePlan:
-    name_line = exercise.spec.exercise_name_line
+    name_line = exercise.language.exercise_name_line
     if name_line is not None and name_line.path not in exercise.files:
         raise ExerciseError(exercise.label, f"{name_line.path} is missing")
     base_files, hidden_files = _split_visible_and_hidden(exercise)
@@ -263,7 +263,7 @@ def _split_visible_and_hidden(exercise: Exercise) -> tuple[tuple[RepoFile, ...],
     for path, repo_file in sorted(exercise.files.items()):
         if path.startswith(".meta/") or path in config.example:
             continue  # reference material: in no repository
-        if path in config.test or exercise.spec.is_hidden(path):
+        if path in config.test or exercise.language.is_hidden(path):
             _check_diffable_path(exercise, path)
             hidden.append(repo_file)
         else:
@@ -283,7 +283,7 @@ def _check_diffable_path(exercise: Exercise, path: str) -> None:
 def _transformed(exercise: Exercise, repo_file: RepoFile) -> RepoFile:
     """The base file as the agent gets it: a build file that names the exercise after its
     directory names it explicitly, so it builds wherever the repo is checked out."""
-    name_line = exercise.spec.exercise_name_line
+    name_line = exercise.language.exercise_name_line
     if name_line is None or repo_file.path != name_line.path:
         return repo_file
     try:
@@ -300,7 +300,7 @@ def reference_files(exercise: Exercise) -> tuple[RepoFile, ...]:
     """The reference solution and reference-only manifests, keyed by repo path."""
     by_destination: dict[str, RepoFile] = {}
     sources = [(example, reference_destination(exercise, example)) for example in exercise.config.example]
-    sources += [(source, dest) for source, dest in exercise.spec.reference_overrides if source in exercise.files]
+    sources += [(source, dest) for source, dest in exercise.language.reference_overrides if source in exercise.files]
     for source, destination in sources:
         if destination in by_destination:
             raise ExerciseError(exercise.label, f"two reference files map to {destination}")

@@ -133,7 +133,7 @@ def agent_sandbox_spec(image: str, agent: PreparedAgent, settings: AgentRunSetti
 
 
 def run_agent(sandboxes: Sandboxes, image: str, agent: PreparedAgent, instance: Instance,
-              spec: LanguageSpec, settings: AgentRunSettings, log: Callable[[str], None],
+              language: LanguageSpec, settings: AgentRunSettings, log: Callable[[str], None],
               start: TryStart | None = None) -> AgentPhaseOutcome:
     sandbox_spec = agent_sandbox_spec(image, agent, settings)
     network = sandbox_spec.network
@@ -143,10 +143,10 @@ def run_agent(sandboxes: Sandboxes, image: str, agent: PreparedAgent, instance: 
         if start is not None:
             box.put_directory(tree.feedback_dir, FEEDBACK_DIR)
         if agent.builtin:
-            return _run_builtin(box, instance, spec, agent, log)
-        _ignore_artifacts(box, tree.repo, spec)
+            return _run_builtin(box, instance, language, agent, log)
+        _ignore_artifacts(box, tree.repo, language)
         try:
-            return _run_agent_command(box, instance, spec, agent, settings, log, start is not None)
+            return _run_agent_command(box, instance, language, agent, settings, log, start is not None)
         except AgentNotStarted:
             raise  # the agent never ran: retried like any start-up failure
         except SandboxError as error:
@@ -184,22 +184,23 @@ def _starting_tree(instance: Instance, start: TryStart | None, log: Callable[[st
         yield StartingTree(repo, feedback_dir)
 
 
-def _run_builtin(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: PreparedAgent,
+def _run_builtin(box: Sandbox, instance: Instance, language: LanguageSpec, agent: PreparedAgent,
                  log: Callable[[str], None]) -> AgentPhaseOutcome:
     if agent.name == "oracle":
         # The reference travels into a container only for the oracle agent.
         box.put_directory(instance.reference_dir, TESTBED)
     output = "oracle: reference solution copied" if agent.name == "oracle" else "null agent: no change"
-    collected = _collect_outputs(box, instance, spec, log)
+    collected = _collect_outputs(box, instance, language, log)
     return AgentPhaseOutcome(collected.patch, collected.patch_source, 0, False, 0.0, "", {}, output, collected.patch_bytes)
 
 
-def _run_agent_command(box: Sandbox, instance: Instance, spec: LanguageSpec, agent: PreparedAgent,
-                       settings: AgentRunSettings, log: Callable[[str], None], with_feedback: bool = False) -> AgentPhaseOutcome:
-    command = agent_command(instance, spec, settings, with_feedback)
+def _run_agent_command(box: Sandbox, instance: Instance, language: LanguageSpec, agent: PreparedAgent,
+                       settings: AgentRunSettings, log: Callable[[str], None],
+                       with_feedback: bool = False) -> AgentPhaseOutcome:
+    command = agent_command(instance, language, settings, with_feedback)
     log(f"$ {command}")
     environment = {"POLYGLOT_PROBLEM_STATEMENT": instance.problem_statement,
-                   "POLYGLOT_TEST_DESCRIPTION": test_description(spec)}
+                   "POLYGLOT_TEST_DESCRIPTION": test_description(language)}
     if with_feedback:
         environment[FEEDBACK_ENV] = FEEDBACK_FILE
     try:
@@ -210,7 +211,7 @@ def _run_agent_command(box: Sandbox, instance: Instance, spec: LanguageSpec, age
     if result.disk_exceeded:
         log(f"the agent outgrew the {settings.limits.disk}-byte disk cap: stopped")
     log(f"agent exit {result.exit_code} timed_out={result.timed_out} after {result.seconds:.1f}s")
-    collected = _collect_outputs(box, instance, spec, log)
+    collected = _collect_outputs(box, instance, language, log)
     chat = collected.chat
     if chat is None:
         chat = f"[the transcript holds {collected.sizes['chat']} bytes, over the harness's limit: not kept]\n".encode()
@@ -219,7 +220,7 @@ def _run_agent_command(box: Sandbox, instance: Instance, spec: LanguageSpec, age
                     collected.patch_bytes, result.disk_exceeded)
 
 
-def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSettings,
+def agent_command(instance: Instance, language: LanguageSpec, settings: AgentRunSettings,
                   with_feedback: bool = False) -> str:
     arguments = [
         "python", f"{AGENT_DIR_IN_CONTAINER}/run_task_agent.py",
@@ -229,7 +230,7 @@ def agent_command(instance: Instance, spec: LanguageSpec, settings: AgentRunSett
         "--base_commit", instance.base_commit,
         "--outdir", f"{AGENT_DIR_IN_CONTAINER}/",
         "--test_description", '"$POLYGLOT_TEST_DESCRIPTION"',
-        "--language", spec.name,
+        "--language", language.name,
     ]
     if settings.model:
         arguments += ["--model", shlex.quote(settings.model)]
@@ -255,7 +256,7 @@ def _agent_files(instance: Instance) -> tuple[tuple[str, str, int], ...]:
             ("usage", USAGE_FILE, MAX_USAGE_BYTES))
 
 
-def _collection_script(instance: Instance, spec: LanguageSpec, outbox: str, size_tag: str) -> str:
+def _collection_script(instance: Instance, language: LanguageSpec, outbox: str, size_tag: str) -> str:
     """Copies each agent file that is a regular file within its limit into `outbox` and prints
     `size_tag NAME SIZE` for each one found; without a patch file, writes the harness's own
     diff there as `diff` (printed likewise, removed when over the limit)."""
@@ -270,7 +271,7 @@ def _collection_script(instance: Instance, spec: LanguageSpec, outbox: str, size
     # repo's own index or HEAD, the diff is taken against the base commit. Files too large for
     # any patch are removed first: hashing them into git's object store would copy them once
     # more (disk) and take minutes; they are listed in the log.
-    excludes = " ".join(shlex.quote(f":(glob,exclude){pattern}") for pattern in spec.artifact_globs
+    excludes = " ".join(shlex.quote(f":(glob,exclude){pattern}") for pattern in language.artifact_globs
                         if not pattern.startswith(".git/"))
     diff = f"{outbox}/diff"
     steps.append(f"find . -type f -size +{MAX_PATCH_BYTES // 1024}k -not -path './.git/*' -print -delete "
@@ -283,7 +284,7 @@ def _collection_script(instance: Instance, spec: LanguageSpec, outbox: str, size
     return "\n".join(steps)
 
 
-def _collect_outputs(box: Sandbox, instance: Instance, spec: LanguageSpec,
+def _collect_outputs(box: Sandbox, instance: Instance, language: LanguageSpec,
                      log: Callable[[str], None]) -> CollectedOutputs:
     """What the agent left, in one command and one copy-out (every engine operation costs
     ~40 ms of CPU): its model_patch.diff, transcript and usage file when each is a regular
@@ -291,7 +292,7 @@ def _collect_outputs(box: Sandbox, instance: Instance, spec: LanguageSpec,
     Run after every agent process is gone, so nothing changes files meanwhile."""
     token = secrets.token_hex(6)
     outbox, size_tag = f"/tmp/polyglot-harness-out-{token}", f"polyglot-size-{token}"
-    command = _collection_script(instance, spec, outbox, size_tag)
+    command = _collection_script(instance, language, outbox, size_tag)
     log(f"$ {command}")
     result = exec_whole(box, command, 120, TESTBED, log)
     sizes: dict[str, int] = {}

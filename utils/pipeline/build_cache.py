@@ -25,44 +25,44 @@ _locks_guard = threading.Lock()
 WARM_TIMEOUT_S = 300
 
 
-def cache_volume(spec: LanguageSpec, image: str) -> str:
-    return f"{SHARED_CACHE_PREFIX}{spec.name}-{hashlib.sha256(image.encode()).hexdigest()[:12]}"
+def cache_volume(language: LanguageSpec, image: str) -> str:
+    return f"{SHARED_CACHE_PREFIX}{language.name}-{hashlib.sha256(image.encode()).hexdigest()[:12]}"
 
 
-def reader_mounts(spec: LanguageSpec, image: str) -> tuple[tuple[str, str, str], ...]:
-    if spec.build_cache is None:
+def reader_mounts(language: LanguageSpec, image: str) -> tuple[tuple[str, str, str], ...]:
+    if language.build_cache is None:
         return ()
-    return ((cache_volume(spec, image), spec.build_cache.mount_path, "ro"),)
+    return ((cache_volume(language, image), language.build_cache.mount_path, "ro"),)
 
 
-def reader_env(spec: LanguageSpec) -> tuple[tuple[str, str], ...]:
-    return spec.build_cache.reader_env if spec.build_cache else ()
+def reader_env(language: LanguageSpec) -> tuple[tuple[str, str], ...]:
+    return language.build_cache.reader_env if language.build_cache else ()
 
 
-def warm_key(spec: LanguageSpec, test_tree: Path) -> str:
+def warm_key(language: LanguageSpec, test_tree: Path) -> str:
     """Hash of the key files (`key_globs`), each as the spec's `cache_key_content` sees it:
     the exercise's name, which does not change what the cached compile produces, left out."""
-    assert spec.build_cache is not None
-    key_globs = spec.build_cache.key_globs
-    return tree_hash(test_tree, lambda relative: matches_any(relative, key_globs), spec.cache_key_content)[:20]
+    assert language.build_cache is not None
+    key_globs = language.build_cache.key_globs
+    return tree_hash(test_tree, lambda relative: matches_any(relative, key_globs), language.cache_key_content)[:20]
 
 
-def ensure_warm(sandboxes: Sandboxes, spec: LanguageSpec, image: str, test_tree: Path, instance_id: str,
+def ensure_warm(sandboxes: Sandboxes, language: LanguageSpec, image: str, test_tree: Path, instance_id: str,
                 limits: Limits, log: Callable[[str], None]) -> None:
     """Warm the cache for this test tree once per (volume, key); failures only cost speed."""
-    if spec.build_cache is None:
+    if language.build_cache is None:
         return
-    volume, key = cache_volume(spec, image), warm_key(spec, test_tree)
+    volume, key = cache_volume(language, image), warm_key(language, test_tree)
     with _locks_guard:
         lock = _locks.setdefault((volume, key), threading.Lock())
     with lock:
         if (volume, key) in _warmed:
             return
-        command = spec.build_cache.warm_command.format(key=key)
+        command = language.build_cache.warm_command.format(key=key)
         log(f"warming the shared build cache {volume} ({key}) on the pristine test tree: {command}")
         warm_spec = SandboxSpec(image, "cache-warm", network="none", limits=limits,
-                                environment=spec.build_cache.writer_env,
-                                volumes=((volume, spec.build_cache.mount_path, "rw"),),
+                                environment=language.build_cache.writer_env,
+                                volumes=((volume, language.build_cache.mount_path, "rw"),),
                                 user=None)  # root owns the cache; graders (the runner user) only read it
         try:
             with sandboxes.start(warm_spec, instance_id) as box:

@@ -109,11 +109,11 @@ def _behaving_canaries(canaries, own: dict) -> tuple[str, ...]:
 def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_timeout: int,
                  expected_tests: tuple[str, ...] | None = None, expected_skips: tuple[str, ...] = (),
                  canary_sources: tuple[str, ...] | None = None, plant_all: bool = False):
-    spec = LANGUAGES[instance.language]
+    language = LANGUAGES[instance.language]
     with tempfile.TemporaryDirectory(prefix="polyglot-reference-tests-") as workdir:
         test_tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
-        request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
+        request = GradingRequest(language, instance.instance_id, test_tree, patch, instance.solution_paths,
                                  instance.hidden_paths, expected_tests, test_timeout=test_timeout,
                                  expected_skips=expected_skips, grading_mode=instance.grading_mode,
                                  canary_sources=canary_sources, plant_all_canaries=plant_all)

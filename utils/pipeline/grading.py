@@ -36,7 +36,7 @@ TESTBED = "/testbed"
 
 @dataclass(frozen=True)
 class GradingRequest:
-    spec: LanguageSpec
+    language: LanguageSpec
     instance_id: str
     test_tree: Path  # the test commit's files, read-only for grading
     patch_text: str
@@ -71,9 +71,10 @@ class GradingOutcome:
     canary_cases: Mapping[str, TestCase] = field(default_factory=dict)
 
 
-def grading_sandbox_spec(image: str, limits: Limits, spec: LanguageSpec) -> SandboxSpec:
+def grading_sandbox_spec(image: str, limits: Limits, language: LanguageSpec) -> SandboxSpec:
     return SandboxSpec(image=image, role="grading", network="none", limits=limits,
-                       environment=reader_env(spec) + spec.image_cache_env, volumes=reader_mounts(spec, image))
+                       environment=reader_env(language) + language.image_cache_env,
+                       volumes=reader_mounts(language, image))
 
 
 def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Limits = Limits(),
@@ -84,34 +85,34 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         tree = Path(workdir) / "testbed"
         shutil.copytree(request.test_tree, tree, symlinks=True)
         try:
-            filtered = request.filtered or filter_patch(request.patch_text, request.spec, request.solution_paths,
+            filtered = request.filtered or filter_patch(request.patch_text, request.language, request.solution_paths,
                                                         request.hidden_paths)
             apply_method = apply_patch(tree, filtered.text)
         except PatchError as error:
             log(f"patch did not apply: {error}")
             return GradingOutcome(Verdict(False, Reason.PATCH_APPLY_FAILED, str(error)), filtered, None,
                                   TestResults(), None, "", time.monotonic() - started)
-        guarded = guard_applied_files(tree, request.test_tree, request.spec, filtered.kept_paths)
+        guarded = guard_applied_files(tree, request.test_tree, request.language, filtered.kept_paths)
         for record in guarded:
             log(f"guard: {record.path} restored ({record.why})")
-        unskip_tree(tree, request.spec)
+        unskip_tree(tree, request.language)
         planted = plant_canaries(tree, request)
         if planted:
             log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
         report_dir = f"/tmp/report-{secrets.token_hex(8)}"
-        script = request.spec.test_command.format(report_dir=report_dir)
+        script = request.language.test_command.format(report_dir=report_dir)
         eval_script = f"mkdir -p {report_dir} && cd {TESTBED} && {script}"
         log(f"grading {request.instance_id} in {image}: {eval_script}")
-        ensure_warm(sandboxes, request.spec, image, request.test_tree, request.instance_id, limits, log)
-        with sandboxes.start(grading_sandbox_spec(image, limits, request.spec), request.instance_id) as box:
+        ensure_warm(sandboxes, request.language, image, request.test_tree, request.instance_id, limits, log)
+        with sandboxes.start(grading_sandbox_spec(image, limits, request.language), request.instance_id) as box:
             box.put_directory(tree, TESTBED)
             exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED, guard_disk=True)
             # Nothing the code under test started may touch the report after the run.
             box.stop()
             report = {name: content.decode("utf-8", errors="replace")
                       for name, content in box.get_files(report_dir).items()}
-    results = request.spec.parse_results(report)
-    planter = request.spec.canaries
+    results = request.language.parse_results(report)
+    planter = request.language.canaries
     real, own = separate(results, planted, planter.leaf if planter else lambda name: None)
     if exec_result.disk_exceeded:
         verdict = Verdict(False, Reason.DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
@@ -124,7 +125,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
 
 
 def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:
-    planter = request.spec.canaries
+    planter = request.language.canaries
     if planter is None or request.grading_mode != GRADING_TESTS:
         return ()
     if request.plant_all_canaries:
@@ -135,17 +136,17 @@ def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:
 
 
 
-def unskip_tree(tree: Path, spec: LanguageSpec) -> list[str]:
+def unskip_tree(tree: Path, language: LanguageSpec) -> list[str]:
     """Apply the language's un-skip transformation in place; returns the rewritten paths."""
     changed = []
-    if not spec.unskip_globs:
+    if not language.unskip_globs:
         return changed
     for path in sorted(p for p in tree.rglob("*") if p.is_file()):
         relative = path.relative_to(tree).as_posix()
-        if not matches_any(relative, spec.unskip_globs):
+        if not matches_any(relative, language.unskip_globs):
             continue
         text = path.read_text(encoding="utf-8", errors="surrogateescape")
-        new_text = spec.unskip_text(relative, text)
+        new_text = language.unskip_text(relative, text)
         if new_text != text:
             path.write_text(new_text, encoding="utf-8", errors="surrogateescape")
             changed.append(relative)

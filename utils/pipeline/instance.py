@@ -160,12 +160,12 @@ def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes:
     if job.predicted_patch is not None:
         result.model_patch, result.patch_source = job.predicted_patch, "predictions"
         return AgentPhaseOutcome(job.predicted_patch, "predictions", None, False, 0.0, "", {}, "")
-    spec = LANGUAGES[job.instance.language]
+    language = LANGUAGES[job.instance.language]
     for attempt in range(1, INFRA_RETRIES + 2):
         _check_stop(stop)
         result.attempts = attempt
         try:
-            agent_run = run_agent(sandboxes, job.agent_image, job.agent, job.instance, spec, job.agent_settings, log,
+            agent_run = run_agent(sandboxes, job.agent_image, job.agent, job.instance, language, job.agent_settings, log,
                                   start)
             break
         except AgentInterrupted as error:
@@ -201,9 +201,9 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
     """Grade `patch` into `result`; with `feedback_of_try` (this try's number, when another may
     follow), returns the feedback the next try gets if the tests ran (utils/feedback.py)."""
     instance = job.instance
-    spec = LANGUAGES[instance.language]
+    language = LANGUAGES[instance.language]
     try:
-        filtered = filter_patch(patch, spec, instance.solution_paths, instance.hidden_paths)
+        filtered = filter_patch(patch, language, instance.solution_paths, instance.hidden_paths)
     except PatchError as error:
         result.eval_result, result.reason, result.detail = Bucket.UNRESOLVED, Reason.PATCH_UNPARSEABLE, str(error)
         return None
@@ -218,7 +218,7 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
     with tempfile.TemporaryDirectory(prefix="polyglot-tests-") as workdir:
         test_tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
-        request = GradingRequest(spec, instance.instance_id, test_tree, patch, instance.solution_paths,
+        request = GradingRequest(language, instance.instance_id, test_tree, patch, instance.solution_paths,
                                  instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
                                  canary_sources=instance.canary_sources, filtered=filtered)
@@ -234,7 +234,7 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
         hidden = {path: (test_tree / path).read_text(encoding="utf-8", errors="replace")
                   for path in instance.hidden_paths if (test_tree / path).is_file()}
         return try_feedback(_verdict_of(result, feedback_of_try), outcome.exec_result.output, outcome.canaries, hidden,
-                            spec.canaries)
+                            language.canaries)
 
 
 def _grade_with_retries(job: InstanceJob, request: GradingRequest, log, stop, sandboxes: Sandboxes) -> GradingOutcome:

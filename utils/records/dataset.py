@@ -206,7 +206,7 @@ class Instance:
         )
 
     @property
-    def spec(self) -> LanguageSpec:
+    def language_spec(self) -> LanguageSpec:
         return get_language(self.language)
 
 

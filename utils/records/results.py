@@ -48,8 +48,8 @@ class PhaseSeconds:
         """From `to_dict`'s shape; keys it does not know, and values that are not numbers, are dropped."""
         if not isinstance(data, dict):
             return PhaseSeconds()
-        return PhaseSeconds(**{spec.name: data[spec.name] for spec in fields(PhaseSeconds)
-                               if isinstance(data.get(spec.name), (int, float))})
+        return PhaseSeconds(**{declared.name: data[declared.name] for declared in fields(PhaseSeconds)
+                               if isinstance(data.get(declared.name), (int, float))})
 
 
 @dataclass
@@ -206,7 +206,7 @@ def _records(record_type: type[Record], entries: Any) -> list[Record]:
     """Records from their JSON objects; a field an entry lacks reads as ''."""
     if not isinstance(entries, list):
         return []
-    return [record_type(**{spec.name: str(entry.get(spec.name, "")) for spec in fields(record_type)})
+    return [record_type(**{declared.name: str(entry.get(declared.name, "")) for declared in fields(record_type)})
             for entry in entries if isinstance(entry, dict)]
 
 

@@ -206,11 +206,11 @@ def ensure_common_image(client: docker.DockerClient, settings: ImageSettings, lo
 
 
 def ensure_language_image(
-    client: docker.DockerClient, spec: LanguageSpec, settings: ImageSettings, log: Log = print
+    client: docker.DockerClient, language: LanguageSpec, settings: ImageSettings, log: Log = print
 ) -> ImageResult:
     common = ensure_common_image(client, settings, log)
     return ensure_recipe_image(
-        client, spec.name, RECIPES_DIR / spec.image_recipe, common.tag, "COMMON_IMAGE", None, log
+        client, language.name, RECIPES_DIR / language.image_recipe, common.tag, "COMMON_IMAGE", None, log
     )
 
 
