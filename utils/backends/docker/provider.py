@@ -20,9 +20,11 @@ import contextlib
 import os
 import secrets
 import socket
+import struct
 import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 import docker
 import docker.errors
@@ -143,7 +145,7 @@ class DockerSandbox:
                                       stdout=True, stderr=True, user=self._exec_user())["Id"]
         except ENGINE_ERRORS as error:
             raise CommandNotStarted(f"the command did not start in the {self.role} container: {error}") from error
-        stream = api.exec_start(exec_id, stream=True, demux=False)
+        stream = exec_output(api, exec_id)
         watchdog = threading.Timer(timeout + KILL_GRACE_S + 10, self.kill_all_processes)
         watchdog.daemon = True
         watchdog.start()
@@ -258,6 +260,34 @@ class DockerSandbox:
         if self.container is None:
             raise SandboxError("the sandbox is not started")
         return self.container
+
+
+def exec_output(api: docker.APIClient, exec_id: str) -> Iterator[bytes]:
+    """Start an attached exec and yield its output frames (stdout and stderr, multiplexed) until
+    the stream ends.
+
+    Read through the buffered reader the HTTP client parsed the response headers with, not
+    the raw socket under it as docker-py's exec_start does: output that arrives together with
+    the headers already sits in that reader's buffer, and the raw socket never sees it again
+    (docker/docker-py#3332). Seen here as whole outputs lost on a loaded machine: 26 of 60
+    quick execs through the Ray backend, whose actors read more slowly."""
+    response = api._post_json(api._url("/exec/{0}/start", exec_id), headers={"Connection": "Upgrade", "Upgrade": "tcp"},
+                              data={"Tty": False, "Detach": False}, stream=True)
+    api._raise_for_status(response)
+    reader = response.raw._fp.fp
+    try:
+        while True:
+            header = reader.read(8)
+            if len(header) < 8:
+                return
+            size = struct.unpack(">BxxxL", header)[1]
+            payload = reader.read(size)
+            if payload:
+                yield payload
+            if len(payload) < size:
+                return
+    finally:
+        response.close()
 
 
 class _DiskGuard:
