@@ -55,7 +55,8 @@ from bench.image_timings import (agent_layer_timings, cold_builds, cold_image_ta
                                  warn_cold)
 from bench.overhead import PHASES, InstanceOverhead, PhaseRecorder, run_noop_grading
 from bench.table import render, spread
-from polyglot_harness.utils.run import DEFAULT_DISK, HarnessError, _default_limits, harness
+from polyglot_harness.utils.run import HarnessError, _default_limits, harness
+from polyglot_harness.utils.settings import DEFAULT_DISK
 from polyglot_harness.utils.seam.agent import AgentPatchError
 from polyglot_harness.utils.records.dataset import DatasetError, Instance, load_dataset, select_instances
 from polyglot_harness.utils.backends.docker.engine import EngineError, ensure_engine

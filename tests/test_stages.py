@@ -15,7 +15,8 @@ from polyglot_harness.utils import run as harness_module
 from polyglot_harness.utils.run import HarnessError, harness
 from .test_harness_plan import fake_backend, plain_dataset  # noqa: F401 - fixtures
 from polyglot_harness.utils.outcomes import Bucket, Reason
-from polyglot_harness.utils.records.results import InstanceResult, write_atomic
+from polyglot_harness.utils.records.results import InstanceResult
+from polyglot_harness.utils.records.run_dir import write_atomic
 from polyglot_harness.utils.pipeline.stages import Stage, StageError, check_stages, ended_because, judge_stage, parse_stages
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

@@ -38,8 +38,8 @@ from .seam.registry import open_provider
 from .seam.protocol import ImageSet, Limits, SandboxProvider
 from .seam.errors import SandboxError
 from .pipeline.pools import Prestart, Sandboxes
-from .settings import (DEFAULT_DISK, DEFAULT_PASS_ENV, RESUME_SETTINGS, SETTINGS, HarnessError, RunConfig,  # noqa: F401
-                       resolve, run_config, size_in_bytes)
+from .settings import (DEFAULT_PASS_ENV, RESUME_SETTINGS, SETTINGS, HarnessError, RunConfig, resolve, run_config,
+                       size_in_bytes)
 
 @dataclass
 class RunOutcome:

@@ -21,7 +21,6 @@ from ..outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
 from ..judging.patches import SuspiciousLine, TamperRecord
 from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
 from .run_dir import RunDirectory, try_files
-from .run_dir import write_atomic, write_json  # noqa: F401 - callers outside records (tests/test_stages.py) import them here
 
 # A failed try gets another (up to --tries): the buckets that count as failed tries. Aider
 # retries every failure; an empty patch is one too. incomplete / error end the instance.
