@@ -441,3 +441,15 @@ def test_unreachable_benchmark_url_is_one_clear_line(tmp_path):
     assert len(lines) == 1 and f"cannot clone {url}" in lines[0] and "--benchmark_dir" in lines[0]
     assert not (tmp_path / "out").exists()
     assert [p for p in (tmp_path / "cache" / "polyglot-harness" / "benchmarks").iterdir()] == []
+
+
+def test_instance_ids_prepare_only_those_instances(tmp_path):
+    prepare_dataset(SAMPLES_DIR, tmp_path / "out", instance_ids=["rust__checked-sum", "java__vowel-count"])
+    assert sorted(instance.instance_id for instance in load_dataset(tmp_path / "out")) == [
+        "java__vowel-count", "rust__checked-sum"]
+
+
+def test_unknown_instance_id_fails_cleanly(tmp_path):
+    one_exercise_checkout(tmp_path / "checkout")
+    _assert_clean_failure(tmp_path, tmp_path / "checkout", "no exercise for python__nope",
+                          extra_args=("--instance_ids", "python__two-fer,python__nope"))

@@ -2,6 +2,7 @@
 
     python prepare_polyglot_dataset.py --benchmark_dir PATH [--output_dir DIR]
     python prepare_polyglot_dataset.py [--benchmark_url URL] [--output_dir DIR]
+        [--languages rust,go] [--instance_ids rust__fizzy,rust__decimal] [--record_expected_tests]
 
 The input is a checkout in the upstream layout (`<language>/exercises/practice/<slug>/`);
 without --benchmark_dir, --benchmark_url (default: the upstream repository) is cloned
@@ -432,14 +433,16 @@ def prepare_dataset(
     workers: int | None = None,
     record_expected: bool = False,
     log: Callable[[str], None] = print,
+    instance_ids: Sequence[str] | None = None,
 ) -> PrepareSummary:
+    """`instance_ids`: prepare only these (of `languages`, or of every language)."""
     started = time.monotonic()
     benchmark_dir = Path(benchmark_dir).resolve()
     output_dir = Path(output_dir).resolve()
     for language in languages or ():
         get_language(language)
     _check_output_location(benchmark_dir, output_dir)
-    locations = discover_exercises(benchmark_dir, languages)
+    locations = _only(discover_exercises(benchmark_dir, languages), instance_ids)
     workers = workers or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         plans = _all_or_first_error(pool, _plan, locations)
@@ -456,6 +459,17 @@ def prepare_dataset(
         shutil.rmtree(staging_dir, ignore_errors=True)
     counts = Counter(plan.exercise.location.language for plan in plans)
     return PrepareSummary(output_dir, dict(sorted(counts.items())), time.monotonic() - started)
+
+
+def _only(locations: list[ExerciseLocation], instance_ids: Sequence[str] | None) -> list[ExerciseLocation]:
+    if instance_ids is None:
+        return locations
+    chosen = [location for location in locations
+              if instance_id_for(location.language, location.slug) in instance_ids]
+    unknown = sorted(set(instance_ids) - {instance_id_for(location.language, location.slug) for location in chosen})
+    if unknown:
+        raise CheckoutError(f"the checkout has no exercise for {', '.join(unknown)}")
+    return chosen
 
 
 def _record_expected_tests(staging_dir: Path, entries: list[MetadataEntry], workers: int,
@@ -617,6 +631,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--languages",
         help=f"prepare only these (comma-separated: {','.join(sorted(LANGUAGES))}); default: all",
     )
+    parser.add_argument("--instance_ids", help="prepare only these (comma-separated, e.g. rust__fizzy); default: all")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel workers (default: CPU count)")
     parser.add_argument(
         "--record_expected_tests", action="store_true",
@@ -637,13 +652,23 @@ def _language_list(value: str | None) -> list[str] | None:
     return languages
 
 
+def _id_list(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    instance_ids = [instance_id.strip() for instance_id in value.split(",") if instance_id.strip()]
+    if not instance_ids:
+        raise PrepareError("--instance_ids names no instance")
+    return instance_ids
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         languages = _language_list(args.languages)
         benchmark_dir = args.benchmark_dir or fetch_benchmark(args.benchmark_url)
         summary = prepare_dataset(benchmark_dir, args.output_dir, languages, max(1, args.workers),
-                                  record_expected=args.record_expected_tests)
+                                  record_expected=args.record_expected_tests,
+                                  instance_ids=_id_list(args.instance_ids))
     except (PrepareError, UnknownLanguageError, OSError, ImageError, DatasetError, SandboxError) as error:
         print(f"prepare_polyglot_dataset: error: {error}", file=sys.stderr)
         return 1

@@ -31,9 +31,12 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
+
+if TYPE_CHECKING:
+    from .runner_results import TestCase
 
 CANARIES_PER_GRADING = 3
 
@@ -262,10 +265,14 @@ def _section_parent(leaf: Leaf | None, *names: dict) -> Leaf | None:
     return leaf
 
 
-def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf | None]):
+def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf | None],
+             in_test_files: Callable[[TestCase], bool] = lambda case: True):
     """Split runner results into (the real tests, names mapped back to upstream; each
     canary's own case by source). Cases under a canary (Go subtests it ran) are dropped:
-    the real test reports the same subtests under its hidden name."""
+    the real test reports the same subtests under its hidden name. Only cases
+    `in_test_files` (where canaries are planted) can be a canary or a renamed test: a
+    solution's own test that shares a canary's leaf name (Rust's `tests::add` beside a
+    hidden `add`) stays a real test. Narrowing can only hide a canary, never forge one."""
     from .runner_results import TestResults
 
     by_source = {canary.source: canary for canary in canaries}
@@ -273,6 +280,9 @@ def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf 
     real = []
     own = {}
     for case in results.cases:
+        if not in_test_files(case):
+            real.append(case)
+            continue
         leaf = _section_parent(case_leaf(case, leaf_of), by_source, by_hidden)
         if leaf is not None and leaf.name in by_source:
             if not leaf.is_child:
@@ -281,6 +291,6 @@ def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf 
         if leaf is not None and leaf.name in by_hidden:
             source = by_hidden[leaf.name].source
             name = case.name[:leaf.start] + source + case.name[leaf.start + len(leaf.name):]
-            case = type(case)(name, case.outcome, case.message)
+            case = replace(case, name=name, leaf_start=-1)
         real.append(case)
     return TestResults(tuple(real), results.report_files, results.problems), own

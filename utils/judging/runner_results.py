@@ -30,6 +30,11 @@ class TestCase:
     # Where the test's own title sits in `name`, when the runner says so (jest's title);
     # otherwise the language's canary planter finds it from the name's shape.
     leaf_start: int = -1
+    # Where the runner says the test came from, in the runner's own terms: the test target's
+    # source file (libtest), the JUnit classname, the go package, the jest test file. The
+    # language reads a file path from it (LanguageSpec.test_file): preparation records as
+    # expected only the tests of the hidden test files, never a solution's own.
+    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -83,11 +88,12 @@ def parse_junit_reports(files: dict[str, str]) -> TestResults:
             continue
         read.append(file_name)
         for testcase in root.iter("testcase"):
-            cases.append(TestCase(_junit_name(testcase), _junit_outcome(testcase), _junit_message(testcase)))
+            cases.append(TestCase(_junit_name(testcase), _junit_outcome(testcase), _junit_message(testcase),
+                                  origin=testcase.get("classname", "")))
         # A suite-level error with no test cases (e.g. a collection error) is still an error.
         for suite in root.iter("testsuite"):
             if not suite.findall("testcase") and _nonzero(suite.get("errors")):
-                cases.append(TestCase(f"{suite.get('name', file_name)} (suite)", ERROR))
+                cases.append(TestCase(f"{suite.get('name', file_name)} (suite)", ERROR, origin=suite.get("name", "")))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
 
 
@@ -136,6 +142,7 @@ def parse_go_test_json(files: dict[str, str]) -> TestResults:
     started but never reported its own pass/fail (the test binary died mid-run, e.g. an
     exit(0) from the code under test), is an error: a partial stream is never a pass."""
     outcomes: dict[str, str] = {}
+    packages: dict[str, str] = {}  # test name -> its package
     outputs: dict[str, list[str]] = {}
     started: dict[str, None] = {}
     packages_started: dict[str, None] = {}
@@ -158,6 +165,7 @@ def parse_go_test_json(files: dict[str, str]) -> TestResults:
             package = str(event.get("Package") or event.get("ImportPath") or "?")
             if test:
                 name = f"{package}::{test}"
+                packages[name] = package
                 if action == "run":
                     started[name] = None
                 elif action == "output":
@@ -168,17 +176,18 @@ def parse_go_test_json(files: dict[str, str]) -> TestResults:
                 packages_started[package] = None
             elif action in ("pass", "fail", "skip", "build-fail"):
                 packages_finished[package] = action
-    cases = [TestCase(name, outcome, "".join(outputs.get(name, ()))[-_MESSAGE_CAP:] if outcome != PASSED else "")
+    cases = [TestCase(name, outcome, "".join(outputs.get(name, ()))[-_MESSAGE_CAP:] if outcome != PASSED else "",
+                      origin=packages[name])
              for name, outcome in outcomes.items()]
-    cases += [TestCase(name, ERROR) for name in started if name not in outcomes]  # never finished
+    cases += [TestCase(name, ERROR, origin=packages[name]) for name in started if name not in outcomes]  # never finished
     for package in packages_started:
         if package not in packages_finished:
-            cases.append(TestCase(f"{package} (package did not finish)", ERROR))
+            cases.append(TestCase(f"{package} (package did not finish)", ERROR, origin=package))
     for package, action in packages_finished.items():
         package_failed_by_a_test = any(name.startswith(f"{package}::") and outcome == FAILED
                                        for name, outcome in outcomes.items())
         if action in ("fail", "build-fail") and not package_failed_by_a_test:
-            cases.append(TestCase(f"{package} (package)", ERROR))
+            cases.append(TestCase(f"{package} (package)", ERROR, origin=package))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
 
 
@@ -213,25 +222,26 @@ def parse_jest_json(files: dict[str, str]) -> TestResults:
             if not isinstance(suite, dict):
                 problems.append(f"{file_name}: a test suite entry is not an object")
                 continue
-            suite_name = str(suite.get("name", "")).rsplit("/", 1)[-1]
+            suite_path = str(suite.get("name", ""))
+            suite_name = suite_path.rsplit("/", 1)[-1]
             assertions = suite.get("assertionResults") or []
             for assertion in assertions:
                 if not isinstance(assertion, dict):
                     problems.append(f"{file_name}: an assertion entry is not an object")
                     continue
-                cases.append(_jest_case(suite_name, assertion))
+                cases.append(_jest_case(suite_name, assertion, suite_path))
             if not assertions and suite.get("status") == "failed":
-                cases.append(TestCase(f"{suite_name} (suite)", ERROR))
+                cases.append(TestCase(f"{suite_name} (suite)", ERROR, origin=suite_path))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
 
 
-def _jest_case(suite_name: str, assertion: dict) -> TestCase:
+def _jest_case(suite_name: str, assertion: dict, suite_path: str) -> TestCase:
     title = str(assertion.get("title", ""))
     name = f"{suite_name}::{assertion.get('fullName') or title}"
     messages = assertion.get("failureMessages") or []
     message = "\n".join(str(m) for m in messages)[:_MESSAGE_CAP] if isinstance(messages, list) else str(messages)
     leaf_start = len(name) - len(title) if title and name.endswith(title) else -1
-    return TestCase(name, _JEST_OUTCOMES.get(assertion.get("status"), ERROR), message, leaf_start)
+    return TestCase(name, _JEST_OUTCOMES.get(assertion.get("status"), ERROR), message, leaf_start, suite_path)
 
 
 # --- libtest --logfile (Rust) -----------------------------------------------------------
@@ -244,28 +254,34 @@ def parse_libtest_logfiles(files: dict[str, str]) -> TestResults:
     when present, `libtest-N.list` (the binary's `--list --format terse` output, written
     before any test ran). A listed test with no logfile line did not finish: the binary died
     mid-run, e.g. an exit(0) from the code under test. Logfiles have no summary line, so
-    the listing is what makes a partial run visible."""
+    the listing is what makes a partial run visible. `libtest-N.source` names the test
+    binary's target source (`src/lib.rs` for the crate's own unit tests, `tests/NAME.rs` for
+    an integration test): every test of the binary has it as its origin."""
     cases: list[TestCase] = []
     read: list[str] = []
     problems: list[str] = []
     for file_name in sorted(name for name in files if name.endswith(".log")):
         read.append(file_name)
+        stem = file_name[: -len(".log")]
+        origin = files.get(stem + ".source", "").strip()
         logged: set[str] = set()
-        failures = _libtest_failure_output(files.get(file_name[: -len(".log")] + ".out", ""))
+        failures = _libtest_failure_output(files.get(stem + ".out", ""))
         for line in files[file_name].splitlines():
             status, _, name = line.partition(" ")
             if status in _LIBTEST_OUTCOMES and name:
-                cases.append(TestCase(name, _LIBTEST_OUTCOMES[status], failures.get(name, "") if status == "failed" else ""))
+                cases.append(TestCase(name, _LIBTEST_OUTCOMES[status], failures.get(name, "") if status == "failed" else "",
+                                      origin=origin))
                 logged.add(name)
             elif line.strip():
                 problems.append(f"{file_name}: unexpected line {line[:80]!r}")
-        listing = files.get(file_name[: -len(".log")] + ".list")
-        for name in _listed_tests(listing or ""):
+        for name in _listed_tests(files.get(stem + ".list") or ""):
             if name not in logged:
-                cases.append(TestCase(name, ERROR))  # listed before the run, never finished
+                cases.append(TestCase(name, ERROR, origin=origin))  # listed before the run, never finished
     for file_name in sorted(name for name in files if name.endswith(".list")):
-        if file_name[: -len(".list")] + ".log" not in files and _listed_tests(files[file_name]):
-            cases.append(TestCase(f"{file_name} (tests listed, none ran)", ERROR))
+        stem = file_name[: -len(".list")]
+        if stem + ".log" not in files and _listed_tests(files[file_name]):
+            cases.append(TestCase(f"{file_name} (tests listed, none ran)", ERROR,
+                                  origin=files.get(stem + ".source", "").strip()))
     return TestResults(tuple(cases), tuple(read), tuple(problems))
 
 

@@ -6,7 +6,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit, apply_edits, matching_brace
-from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip
+from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
 
@@ -76,6 +76,10 @@ LANGUAGE = LanguageSpec(
     unskip=no_unskip,  # configured with -DEXERCISM_RUN_ALL_TESTS=1
     test_command="polyglot-cpp-test {report_dir}",
     parse_results=runner_results.parse_junit_reports,
+    # Catch's JUnit classname is `<binary>.global` for every TEST_CASE, the solution's .cpp
+    # files' included (--filenames-as-tags would name the file but rename every test): a
+    # reference's own TEST_CASEs would be recorded (none of the benchmark's has any).
+    test_file=origin_unknown,
     # Catch's main (test/tests-main.cpp) takes ~9-20 s to compile and is the same in every
     # exercise: compiled once per run into ccache, it is a cache hit everywhere after.
     build_cache=BuildCache(

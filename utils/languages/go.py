@@ -6,7 +6,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, matching_brace, plant_after
-from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip
+from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
 
@@ -60,6 +60,10 @@ LANGUAGE = LanguageSpec(
     unskip=no_unskip,
     test_command="go test -json ./... > {report_dir}/go-test.json",
     parse_results=runner_results.parse_go_test_json,
+    # go test runs only *_test.go files, hidden files a patch cannot add (a TestX in a
+    # solution file, as in go__counter's reference, is an ordinary function); the report
+    # names only the package.
+    test_file=origin_unknown,
     suspicious=(
         ("early_exit", r"\bos\.Exit\("),
         ("early_exit", r"\bsyscall\.Exit\("),

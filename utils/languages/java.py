@@ -6,6 +6,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import Canary, CanaryError, Leaf, Planter, TestUnit, apply_edits, brace_depths, matching_brace
+from ..judging.runner_results import TestCase
 from .spec import COMMON_ARTIFACTS, LanguageSpec
 
 # --- un-skip ----------------------------------------------------------------------------
@@ -21,6 +22,17 @@ def unskip_java(text: str) -> str:
     are never joined, so a commented-out `// @Disabled` cannot swallow the next line."""
     text = _DISABLED_LINE.sub("", text)
     return _DISABLED_INLINE.sub("", text)
+
+
+# --- where a test is defined ------------------------------------------------------------
+
+
+def test_class_file(case: TestCase) -> str | None:
+    """The test source a JUnit classname names by Java's convention (package path, top-level
+    class): a test class a solution adds under src/main/java names a file that is no hidden
+    test file. The launcher scans every compiled class, main code's included."""
+    top_level = case.origin.split("$", 1)[0]
+    return f"src/test/java/{top_level.replace('.', '/')}.java" if top_level else None
 
 
 # --- guard ------------------------------------------------------------------------------
@@ -103,6 +115,7 @@ LANGUAGE = LanguageSpec(
     unskip=unskip_java,
     test_command="polyglot-java-test {report_dir}",
     parse_results=runner_results.parse_junit_reports,
+    test_file=test_class_file,
     guard=guard_java_source,
     # A class-data-sharing archive of the grading runner (javac + the JUnit launcher in one JVM),
     # dumped at image build on a warm-up exercise of our own (docker/java/polyglot-java-cds):

@@ -7,7 +7,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit
-from .spec import COMMON_ARTIFACTS, LanguageSpec
+from .spec import COMMON_ARTIFACTS, LanguageSpec, origin_is_file
 
 # --- un-skip ----------------------------------------------------------------------------
 
@@ -83,6 +83,7 @@ LANGUAGE = LanguageSpec(
     unskip=unskip_javascript,
     test_command="polyglot-js-test {report_dir}",
     parse_results=runner_results.parse_jest_json,
+    test_file=origin_is_file,  # jest reports each test's file
     suspicious=(
         ("early_exit", r"\bprocess\.exit\("),
         ("test_framework", r"\.spec\.js\b"),

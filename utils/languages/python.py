@@ -6,7 +6,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, plant_after
-from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip
+from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
 
@@ -76,6 +76,9 @@ LANGUAGE = LanguageSpec(
         "--junitxml={report_dir}/junit.xml"
     ),
     parse_results=runner_results.parse_junit_reports,
+    # pytest collects only test_*.py / *_test.py, hidden files a patch cannot add: a test
+    # function in a solution file never runs.
+    test_file=origin_unknown,
     suspicious=(
         ("early_exit", r"\bos\._exit\("),
         ("early_exit", r"\bsys\.exit\("),

@@ -6,7 +6,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit, apply_edits, matching_brace
-from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip
+from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
 # --- guard ------------------------------------------------------------------------------
 
@@ -107,6 +107,9 @@ LANGUAGE = LanguageSpec(
     unskip=no_unskip,  # cargo's --include-ignored runs #[ignore] tests
     test_command="polyglot-rust-test {report_dir}",
     parse_results=runner_results.parse_libtest_logfiles,
+    # Each test binary's target source (docker/rust/polyglot-rust-test): src/lib.rs for a
+    # solution's own #[cfg(test)] tests, tests/NAME.rs for the hidden integration tests.
+    test_file=origin_is_file,
     reference_overrides=((".meta/Cargo-example.toml", "Cargo.toml"),),
     guard=guard_cargo_manifest,
     # The exercises' crates (regex, time, rand, num-bigint, ...) compiled at image build into

@@ -12,6 +12,7 @@ Path patterns are POSIX globs relative to the exercise root, matched with
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Callable
 
 from ..judging.canaries import Planter
 from ..judging.patches import SuspiciousFragment
-from ..judging.runner_results import TestResults
+from ..judging.runner_results import TestCase, TestResults
 
 
 def path_matches(path: str, pattern: str) -> bool:
@@ -72,6 +73,17 @@ def no_guard(path: str, content: bytes) -> str | None:
 
 def no_unskip(text: str) -> str:
     return text
+
+
+def origin_unknown(case: TestCase) -> str | None:
+    """The runner does not say which file a test is in, or it only runs tests of files a
+    solution cannot add (Go's *_test.go, pytest's test_*.py): every test counts as hidden."""
+    return None
+
+
+def origin_is_file(case: TestCase) -> str | None:
+    """The runner names the test's file itself (libtest's target source, jest's test file)."""
+    return case.origin or None
 
 
 @dataclass(frozen=True)
@@ -162,6 +174,12 @@ class LanguageSpec:
     # Reads the report directory (a mapping of file name -> content) into results: one of
     # the format parsers in utils/judging/runner_results.py.
     parse_results: Callable[[dict[str, str]], TestResults]
+    # The file a reported test is defined in, read from where the runner says it came from
+    # (TestCase.origin; a path relative to the exercise, or absolute in the container), or
+    # None when the runner does not say. Preparation records as expected only the tests
+    # of the hidden test files (`defined_in_hidden`): a solution's own tests (a reference's
+    # `#[cfg(test)] mod tests` in src/lib.rs) are never required.
+    test_file: Callable[[TestCase], str | None] = origin_unknown
     # Reference-only manifest overrides for the oracle: (source in exercise, destination).
     reference_overrides: tuple[tuple[str, str], ...] = ()
     # Checked on every file grading takes from a patch, after application: a reason string
@@ -182,6 +200,21 @@ class LanguageSpec:
 
     def is_hidden(self, path: str) -> bool:
         return path.startswith(".meta/") or matches_any(path, self.hidden_globs)
+
+    def defined_in_hidden(self, case: TestCase, hidden_paths: tuple[str, ...]) -> bool:
+        """Whether `case` is one of the instance's hidden tests (a test whose file the runner
+        does not name counts as one). An absolute path is the container's: it matches the
+        hidden path it ends with."""
+        path = self.test_file(case)
+        if path is None:
+            return True
+        return any(path == hidden or path.endswith("/" + hidden) for hidden in hidden_paths)
+
+    def hidden_tests(self, results: TestResults, hidden_paths: tuple[str, ...]) -> TestResults:
+        """`results` less the tests defined outside the hidden test files: what preparation
+        records as expected, so what grading requires of every solution."""
+        return dataclasses.replace(results, cases=tuple(case for case in results.cases
+                                                        if self.defined_in_hidden(case, hidden_paths)))
 
     def is_artifact(self, path: str) -> bool:
         return matches_any(path, self.artifact_globs)

@@ -4,7 +4,11 @@ and whether the untouched stub already passes, recorded by grading it with no pa
 `prepare_polyglot_dataset.py --record_expected_tests` calls `record_expected_tests` on the
 staged dataset before moving it into place. Grading then requires every recorded name to
 appear as passed, so a solution that ends the run early (or a runner that silently collects
-fewer tests) cannot resolve. Tests the reference run leaves skipped (the pristine suite skips
+fewer tests) cannot resolve. Only tests defined in the instance's hidden test files are
+recorded (LanguageSpec.hidden_tests): a reference's own unit tests (rust__fizzy's and
+rust__decimal's `#[cfg(test)]` modules in src/lib.rs) ran and had to pass, but a correct
+solution written from the stub has none, so requiring them would leave it unresolved. Tests
+the reference run leaves skipped (the pristine suite skips
 them even after un-skipping, e.g. jest's `test.skip`) are recorded as expected skips: only
 those may stay skipped. A reference that does not resolve gets no record (null) and is
 reported: that is the task-health gate for the dataset. A stub that resolves marks the
@@ -78,9 +82,9 @@ def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_tim
         # A canary that disturbed its neighbours: record from a run without canaries.
         reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout)
         verdict = _reference_verdict(reference, instance)
-    results = reference.real_results
     if not verdict.resolved:
         return ReferenceRun(instance.instance_id, None, verdict.reason, reference.seconds)
+    results = LANGUAGES[instance.language].hidden_tests(reference.real_results, instance.hidden_paths)
     sources = _behaving_canaries(reference.canaries, reference.canary_cases)
     stub = _grade_patch(sandboxes, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources)
     return ReferenceRun(instance.instance_id, results.names(), verdict.reason, reference.seconds + stub.seconds,

@@ -113,7 +113,8 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
                       for name, content in box.get_files(report_dir).items()}
     results = request.language.parse_results(report)
     planter = request.language.canaries
-    real, own = separate(results, planted, planter.leaf if planter else lambda name: None)
+    real, own = separate(results, planted, planter.leaf if planter else lambda name: None,
+                         lambda case: request.language.defined_in_hidden(case, request.hidden_paths))
     if exec_result.disk_exceeded:
         verdict = Verdict(False, Reason.DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
     else:
