@@ -6,7 +6,7 @@ cd "$(dirname "$0")"
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt \
     -r requirements-ray.txt  # the Ray backend is an optional extra for users; its tests always run
 started_engine=0
-if ! python3 -m utils.backends.docker.engine status > /dev/null 2>&1; then
+if ! ./docker/ensure_engine.sh status > /dev/null 2>&1; then
   ./docker/ensure_engine.sh start
   started_engine=1
 fi

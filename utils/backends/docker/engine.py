@@ -7,7 +7,7 @@ Contract:
 - The PID of a daemon we started is written to ENGINE_PIDFILE; `stop_engine` stops only that
   daemon, never one somebody else started.
 
-Run as a script: `python -m utils.backends.docker.engine [start|stop|status]` (docker/ensure_engine.sh wraps it).
+Run as a script: docker/ensure_engine.sh [start|stop|status] runs main().
 """
 
 from __future__ import annotations
