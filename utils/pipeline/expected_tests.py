@@ -84,7 +84,7 @@ def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_tim
         verdict = _reference_verdict(reference, instance)
     if not verdict.resolved:
         return ReferenceRun(instance.instance_id, None, verdict.reason, reference.seconds)
-    results = LANGUAGES[instance.language].hidden_tests(reference.real_results, instance.hidden_paths)
+    results = instance.language_spec.hidden_tests(reference.real_results, instance.hidden_paths)
     sources = _behaving_canaries(reference.canaries, reference.canary_cases)
     stub = _grade_patch(sandboxes, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources)
     return ReferenceRun(instance.instance_id, results.names(), verdict.reason, reference.seconds + stub.seconds,
@@ -113,7 +113,7 @@ def _behaving_canaries(canaries, own: dict) -> tuple[str, ...]:
 def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_timeout: int,
                  expected_tests: tuple[str, ...] | None = None, expected_skips: tuple[str, ...] = (),
                  canary_sources: tuple[str, ...] | None = None, plant_all: bool = False):
-    language = LANGUAGES[instance.language]
+    language = instance.language_spec
     with tempfile.TemporaryDirectory(prefix="polyglot-reference-tests-") as workdir:
         test_tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)

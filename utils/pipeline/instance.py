@@ -160,7 +160,7 @@ def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes:
     if job.predicted_patch is not None:
         result.model_patch, result.patch_source = job.predicted_patch, "predictions"
         return AgentPhaseOutcome(job.predicted_patch, "predictions", None, False, 0.0, "", {}, "")
-    language = LANGUAGES[job.instance.language]
+    language = job.instance.language_spec
     for attempt in range(1, INFRA_RETRIES + 2):
         _check_stop(stop)
         result.attempts = attempt
@@ -201,7 +201,7 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
     """Grade `patch` into `result`; with `feedback_of_try` (this try's number, when another may
     follow), returns the feedback the next try gets if the tests ran (utils/feedback.py)."""
     instance = job.instance
-    language = LANGUAGES[instance.language]
+    language = instance.language_spec
     try:
         filtered = filter_patch(patch, language, instance.solution_paths, instance.hidden_paths)
     except PatchError as error:
