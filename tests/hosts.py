@@ -92,6 +92,7 @@ class TaskAgent:
             written.append(path)
         with open(self.chat_history_file, "w") as handle:
             handle.write("oracle wrote: " + ", ".join(written) + "\\n")
+            handle.write("METAGEN_ACCESS_TOKEN=" + os.environ.get("METAGEN_ACCESS_TOKEN", "") + "\\n")
         return "done", []
 '''
 
