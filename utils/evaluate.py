@@ -180,7 +180,7 @@ class Evaluator:
                 log = lambda message: print(message, file=sys.stderr)  # noqa: E731
                 self._provider = open_provider(self.config.backend, **self.config.backend_options)
                 self._provider.prepare(log)
-                self._sandboxes = Sandboxes(self._provider, self.run_id, background_removal=True)
+                self._sandboxes = Sandboxes(self._provider, self.run_id)  # removed as each call ends
             if language not in self._images:
                 images = self._provider.ensure_images([LANGUAGES[language]], None,
                                                       ImageSettings.from_env(ca_bundle=self.config.ca_bundle),
