@@ -4,8 +4,8 @@
 
 Each instance's reference solution (as a diff against its base commit) is graded `--repeat`
 times through one Evaluator. Per call: the wall time of evaluate(), the grading's own seconds
-(Verdict.result["seconds"]["grading"]: container start, copy in, tests, copy out) and the
-difference, which is evaluate()'s overhead (the patch filter, the test tree's checkout, the
+(Verdict.result["seconds"]["grading"]: container start, copy in, tests, copy out, removal), the
+tests' own seconds, and the difference between wall and grading, which is evaluate()'s overhead (the patch filter, the test tree's checkout, the
 result). The first call of a language also opens the engine and finds its image: printed apart.
 """
 
@@ -44,7 +44,7 @@ def main() -> int:
     args = parser.parse_args()
     ids = args.instance_ids.split(",")
     references = {i.instance_id: i.reference_dir for i in load_dataset(Path(args.dataset))}
-    print(f"{'instance':<28} {'call':>4} {'wall s':>8} {'grading s':>10} {'overhead s':>11} verdict")
+    print(f"{'instance':<28} {'call':>4} {'wall s':>8} {'grading s':>10} {'tests s':>8} {'overhead s':>11} verdict")
     overheads: list[float] = []
     with Evaluator(args.dataset) as evaluator, tempfile.TemporaryDirectory() as workdir:
         started = time.monotonic()
@@ -57,9 +57,10 @@ def main() -> int:
                 verdict = evaluator.evaluate(task, patch)
                 wall = time.monotonic() - started
                 grading = float(verdict.result["seconds"].get("grading") or 0.0)
+                tests = float(verdict.result["seconds"].get("tests") or 0.0)
                 if call > 1:
                     overheads.append(wall - grading)
-                print(f"{task.id:<28} {call:>4} {wall:>8.2f} {grading:>10.2f} {wall - grading:>11.2f} "
+                print(f"{task.id:<28} {call:>4} {wall:>8.2f} {grading:>10.2f} {tests:>8.2f} {wall - grading:>11.2f} "
                       f"{verdict.bucket} ({verdict.reason})" + ("  <- first call: opens the engine, finds the image"
                                                                 if call == 1 else ""))
     if overheads:
