@@ -212,11 +212,11 @@ class RunConfig:
                                       help="the run's name: its run directory and run report in output_dir are named after it")
     model_patch_paths: tuple[Path, ...] = setting((), help="patches applied in order to a copy of the agent")
     output_dir: Path = setting(DEFAULT_OUTPUT_DIR, default_text="runs/ in the checkout",
-                               help="where the run report <name>_0.0.json is written, and the run directory "
-                                    "<name>_0/ unless pred_dname says otherwise")
+                               help="where the run report is written, and the run directory unless pred_dname "
+                                    "says otherwise")
     pred_dname: Path | None = setting(None, default_text="output_dir",
-                                      help="where the run directory <name>_0/ (one folder of files per instance) is "
-                                           "written (HyperAgents' and DGM's pred_dname)")
+                                      help="where the run directory (one folder of files per instance) is written "
+                                           "(HyperAgents' and DGM's pred_dname)")
     dataset: Path = setting(DEFAULT_DATASET_DIR, parse=_dataset_dir, default_text="datasets/polyglot/ in the checkout",
                             help="the prepared dataset directory, or its polyglot_benchmark_metadata.json")
     instance_ids: tuple[str, ...] | None = setting(None, help="instances to run (after the subsets)")
@@ -272,13 +272,13 @@ class RunConfig:
 
     @property
     def run_dir(self) -> Path:
-        """<pred_dname or output_dir>/<name>_0."""
+        """The run directory, in pred_dname when given, else in output_dir."""
         return RunDirectory.of(self.pred_dname or self.output_dir, self.name).path
 
     @property
     def report_path(self) -> Path:
-        """<output_dir>/<name>_0.0.json, where both loops read run reports."""
-        return self.output_dir / RunDirectory.of(self.output_dir, self.name).report_path.name
+        """The run report, in output_dir: where both loops read run reports."""
+        return RunDirectory(self.run_dir).report_path_in(self.output_dir)
 
     def environment(self, also_by_default: Sequence[str] = ()) -> dict[str, str]:
         """The variables passed to the agent (those set on this machine): pass_env, else the
