@@ -13,7 +13,7 @@ outcomes and the result's JSON keys (utils/records/results.py). Calls with the s
 and settings share one `Evaluator` (engine prepared once, each language's image found once, one
 run id for its containers), so only the first call of a language pays for set-up; it is safe
 to call from many threads. `Evaluator` is the same thing as an object, for callers that want
-to close it themselves (its containers are removed at close, or at exit for the shared ones).
+to close it themselves (each call's container is removed before the call returns).
 
 Bad input (an unknown instance, a patch that is not text, a bad setting, a missing dataset) is
 one `EvaluateError` (a HarnessError) with one line, before any container starts.
@@ -151,8 +151,8 @@ class Evaluator:
             return _verdict(result, output.read_text(encoding="utf-8") if output.is_file() else "")
 
     def close(self) -> None:
-        """Remove this evaluator's containers (each call's are removed as it ends; this drains
-        the background removal and sweeps what an interrupted call left)."""
+        """Sweep what an interrupted call left (each call's container is removed as it ends)
+        and remove the scratch folder."""
         with self._lock:
             if self._sandboxes is not None:
                 self._sandboxes.close()
