@@ -88,7 +88,11 @@ def get_all_performance(run_keyword, results_dir):
                   "total_resolved_ids": resolved}
 
 
-metadata = {}
+with open("polyglot/polyglot_benchmark_metadata.json") as f:  # as self_improve(polyglot=True) reads it
+    dataset = json.loads(f.read())
+entry = next(e for e in dataset if e["instance_id"] == stage_1[0])  # get_diagnose_prompt_polyglot's keys
+metadata = {"entry_keys": [key for key in ("problem_statement", "reference_answers", "reference_tests")
+                           if entry.get(key)]}
 for key, task_list in (("overall_performance", stage_1), ("overall_performance_deep", stage_2)):
     dnames = polyglot_harness(test_task_list=task_list, num_samples=-1, max_workers=min(10, len(task_list)),
                               model_name_or_path=run_id, model_patch_paths=[patch], num_evals=1,
@@ -149,6 +153,7 @@ def test_dgm_self_improve_step_calls_and_reads_the_run_reports_unchanged(tmp_pat
     assert completed.returncode == 0, completed.stderr[-3000:]
     metadata = json.loads(completed.stdout.strip().splitlines()[-1])
 
+    assert metadata["entry_keys"] == ["problem_statement", "reference_answers", "reference_tests"]
     assert metadata["swe_dnames"] == [str(out / "predictions" / f"{run_id}_0")]
     first, deep = metadata["overall_performance"], metadata["overall_performance_deep"]
     assert first["files"] == [f"{run_id}_0.0.json"], "one run report, in output_dir"
