@@ -150,6 +150,8 @@ def test_report_with_a_run_keyword_scores_the_named_runs_only(tmp_path):
     assert report(output)["instances_in_several_result_files"], "no keyword: every run below"
     with pytest.raises(ReportError, match="holds no instance results of a run named like 'nobody'"):
         report(output, "nobody")
+    with pytest.raises(ReportError, match="run_keyword must be a run's name, got 60"):
+        report(output, 60)
 
 
 def test_harness_signature_takes_every_keyword_the_loops_pass():

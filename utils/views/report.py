@@ -81,6 +81,9 @@ def report(output_dir: str | Path, run_keyword: str | None = None, expected_num_
     """Write `<output_dir>/report.json` (report_json) and return it: HyperAgents' and DGM's
     `report(output_dir, run_keyword, expected_num_tasks)` (run_keyword: score the runs whose
     name holds it, e.g. the model_name_or_path; none: every run below output_dir)."""
+    if run_keyword is not None and not isinstance(run_keyword, str):
+        raise ReportError(f"run_keyword must be a run's name, got {run_keyword!r} (the denominator is "
+                          f"expected_num_tasks=N)")
     return write_report(load(output_dir, expected_num_tasks, run_keyword), prices)
 
 
