@@ -58,6 +58,11 @@ SAMPLES = {
     "backend_options": (["--backend_option", "address=auto"], {"address": "auto"}, '{ address = "auto" }',
                         {"address": "auto"}),
     "tries": (["--tries", "2"], 2, "2", 2),
+    "pred_dname": (["--pred_dname", "preds"], "preds", '"preds"', Path("preds")),
+    "agent_layout": (["--agent_layout", "dgm"], "dgm", '"dgm"', "dgm"),
+    "root_dir": (["--root_dir", "host"], "host", '"host"', Path("host")),
+    "num_evals": (["--num_evals", "2"], 2, "2", 2),  # accepted as a setting; the run refuses it (check_config)
+    "num_evals_parallel": (["--num_evals_parallel", "5"], 5, "5", 5),
 }
 
 

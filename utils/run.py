@@ -19,12 +19,13 @@ import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from tqdm import tqdm
 
 from .checkout import DEFAULT_AGENT_DIR
-from .seam.agent import PreparedAgent, prepare_agent
+from .seam.agent import PreparedAgent, prepare_agent, prepare_layout_agent
+from .seam.agent_layouts import LAYOUTS, AgentLayout, detect_layout
 from .pipeline.agent_phase import AgentRunSettings
 from .records.dataset import SUBSETS_DIR, Instance, available_subsets, dataset_hash, load_dataset, select_instances
 from .seam.image_settings import ImageSettings
@@ -53,6 +54,14 @@ class RunOutcome:
     stages: tuple[StageResult, ...] = ()
     ended_at_stage: str | None = None
     ended_because: str | None = None
+
+    def __iter__(self) -> Iterator[Path]:
+        """The run folders, as the loops' harness returned a list of them (DGM stores
+        `[str(d) for d in harness(...)]`): this run's one directory."""
+        return iter((self.run_dir,))
+
+    def __len__(self) -> int:
+        return 1
 
 
 @dataclass(frozen=True)
@@ -93,10 +102,13 @@ def harness(
     model_name_or_path: str = UNSET,
     model_patch_paths: Sequence[str | os.PathLike] = UNSET,
     output_dir: str | os.PathLike = UNSET,
+    pred_dname: str | os.PathLike | None = UNSET,
     dataset: str | os.PathLike = UNSET,
     instance_ids: Sequence[str] | None = UNSET,
     languages: Sequence[str] | None = UNSET,
     agent: str = UNSET,
+    agent_layout: str = UNSET,
+    root_dir: str | os.PathLike | None = UNSET,
     test_timeout: int = UNSET,
     agent_timeout: int = UNSET,
     model: str | None = UNSET,
@@ -112,8 +124,12 @@ def harness(
     progress: bool = UNSET,
     backend: str = UNSET,
     backend_options: Mapping[str, str] = UNSET,
+    num_evals: int = UNSET,
+    num_evals_parallel: int = UNSET,
     tries: int = UNSET,
     ray_address: str = UNSET,  # an alias: backend_options={"address": ...}
+    test_task_list: Sequence[str] | None = UNSET,  # an alias: instance_ids (HyperAgents, DGM)
+    dataset_path: str | os.PathLike = UNSET,  # an alias: dataset, its metadata JSON (HyperAgents, DGM)
     **unknown: Any,
 ) -> RunOutcome:
     """Run (or resume) one evaluation; returns the results, the report and their paths.
@@ -132,7 +148,12 @@ def harness(
 
     `tries=2` is Aider's two-try protocol: an instance unresolved (or empty_patch) after its
     first try gets a second agent run from that try's working tree, with the trimmed test
-    output as a file (agent/README.md); the report adds pass_rate_1 and pass_rate_2."""
+    output as a file (agent/README.md); the report adds pass_rate_1 and pass_rate_2.
+
+    HyperAgents' and DGM's calls work unchanged (README, "Use it from HyperAgents / DGM"):
+    `test_task_list`, `dataset_path`, `pred_dname` (the run directory's parent), `root_dir` and
+    `agent_layout` (whose task agent runs), `num_evals` (1) and `num_evals_parallel`; the
+    returned RunOutcome iterates over the run folders as their list did."""
     # The keywords as passed, read back from the frame: the signature is the list of names
     # (tests/test_settings.py holds it to the declarations), not a second place for defaults.
     passed = {name: value for name, value in locals().items() if name not in ("config", "unknown")}
@@ -208,13 +229,23 @@ def check_tries(config: RunConfig) -> None:
         raise HarnessError("--tries 2 needs an agent to run again; --predictions grades fixed patches")
 
 
+def check_num_evals(config: RunConfig) -> None:
+    # HyperAgents' and DGM's harness refuse it too (ValueError there); repeated evaluations
+    # of one run are a feature of their own, not yet here.
+    if config.num_evals > 1:
+        raise HarnessError(f"--num_evals {config.num_evals}: multiple evaluations (num_evals > 1) are not "
+                           f"supported with polyglot")
+
+
 def check_config(config: RunConfig) -> None:
     """What a RunConfig must hold beyond each setting's own check (settings.py), which runs
     again here for a config built directly."""
     check_settings(config)
+    check_num_evals(config)
     check_tries(config)
     check_stage_settings(config)
-    if config.predictions is None:
+    layout = agent_layout_of(config)
+    if config.predictions is None and layout is None:
         check_agent_model(config.agent, config.model, config.pass_env)
     for path in config.model_patch_paths:
         if not path.is_file():
@@ -229,12 +260,39 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
     if predicted is not None:
         instances = [instance for instance in instances if instance.instance_id in predicted]
     agent = (PreparedAgent("predictions", None, "predictions") if predicted is not None
-             else prepare_agent(config.agent, list(config.model_patch_paths), workdir))
+             else _prepare_agent(config, workdir))
     for warning in agent.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     key = resume_key(agent, config)
     previous = _selected(_check_resume(config.run_dir, key, config.force), instances)
     return RunPlan(config, tuple(instances), agent, key, previous, predicted)
+
+
+def agent_layout_of(config: RunConfig) -> AgentLayout | None:
+    """The host loop's agent layout that runs (None: --agent, this project's contract).
+    `auto`: the layout whose task agent root_dir (else the current directory) holds, unless
+    --agent names an agent; a root_dir that holds none is an error."""
+    if config.agent_layout in LAYOUTS:
+        return LAYOUTS[config.agent_layout]
+    agent_given = Path(config.agent).resolve() != DEFAULT_AGENT_DIR.resolve()
+    if config.agent_layout == "own" or agent_given:
+        return None
+    found = detect_layout(layout_root(config))
+    if found is None and config.root_dir is not None:
+        raise HarnessError(f"--root_dir {config.root_dir} holds no HyperAgents (task_agent.py, run_task_agent.py) or "
+                           f"DGM (coding_agent_polyglot.py) task agent; name --agent_layout or --agent")
+    return found
+
+
+def layout_root(config: RunConfig) -> Path:
+    return (config.root_dir or Path.cwd()).resolve()
+
+
+def _prepare_agent(config: RunConfig, workdir: Path) -> PreparedAgent:
+    layout = agent_layout_of(config)
+    if layout is None:
+        return prepare_agent(config.agent, list(config.model_patch_paths), workdir)
+    return prepare_layout_agent(layout, layout_root(config), list(config.model_patch_paths), workdir)
 
 
 def provision(plan: RunPlan, workdir: Path) -> Provisioned:
@@ -252,7 +310,8 @@ def provision(plan: RunPlan, workdir: Path) -> Provisioned:
     # Agents of one run must not reach each other: "bridge" means the run's own network.
     own_network = config.agent_network == "bridge" and not plan.agent.builtin and plan.predicted is None
     network = _run_network(provider, run_id) if own_network else config.agent_network
-    agent_settings = AgentRunSettings(config.agent_timeout, config.model, network, config.environment(), limits)
+    agent_settings = AgentRunSettings(config.agent_timeout, config.model, network,
+                                      config.environment(plan.agent.environment), limits)
     predicted = plan.predicted
     jobs = tuple(InstanceJob(instance, plan.agent, images.agent[instance.language], images.grading[instance.language],
                              agent_settings, config.test_timeout, limits, run_id, config.name, config.run_dir,

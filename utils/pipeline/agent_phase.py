@@ -197,7 +197,7 @@ def _run_builtin(box: Sandbox, instance: Instance, language: LanguageSpec, agent
 def _run_agent_command(box: Sandbox, instance: Instance, language: LanguageSpec, agent: PreparedAgent,
                        settings: AgentRunSettings, log: Callable[[str], None],
                        with_feedback: bool = False) -> AgentPhaseOutcome:
-    command = agent_command(instance, language, settings, with_feedback)
+    command = agent_command(instance, language, settings, with_feedback, agent)
     log(f"$ {command}")
     environment = {"POLYGLOT_PROBLEM_STATEMENT": instance.problem_statement,
                    "POLYGLOT_TEST_DESCRIPTION": test_description(language)}
@@ -221,9 +221,12 @@ def _run_agent_command(box: Sandbox, instance: Instance, language: LanguageSpec,
 
 
 def agent_command(instance: Instance, language: LanguageSpec, settings: AgentRunSettings,
-                  with_feedback: bool = False) -> str:
+                  with_feedback: bool = False, agent: PreparedAgent | None = None) -> str:
+    """The contract's command line (agent/README.md) for the agent's entry point (a host loop's
+    layout names its own, and may take no --model)."""
+    entry_point = agent.entry_point if agent is not None else "run_task_agent.py"
     arguments = [
-        "python", f"{AGENT_DIR_IN_CONTAINER}/run_task_agent.py",
+        "python", f"{AGENT_DIR_IN_CONTAINER}/{entry_point}",
         "--problem_statement", '"$POLYGLOT_PROBLEM_STATEMENT"',
         "--git_dir", f"{TESTBED}/",
         "--chat_history_file", shlex.quote(f"{AGENT_DIR_IN_CONTAINER}/{transcript_name(instance.instance_id)}"),
@@ -232,7 +235,7 @@ def agent_command(instance: Instance, language: LanguageSpec, settings: AgentRun
         "--test_description", '"$POLYGLOT_TEST_DESCRIPTION"',
         "--language", language.name,
     ]
-    if settings.model:
+    if settings.model and (agent is None or agent.passes_model):
         arguments += ["--model", shlex.quote(settings.model)]
     if with_feedback:
         arguments += ["--test_feedback_file", FEEDBACK_FILE]

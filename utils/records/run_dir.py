@@ -196,6 +196,11 @@ class RunDirectory:
         """The harness's run report beside the directory: `<name>_0.0.json`."""
         return self.path.with_name(self.path.name + RUN_REPORT_SUFFIX)
 
+    def report_path_in(self, folder: str | Path) -> Path:
+        """The run report kept in another folder (the loops' output_dir, when their pred_dname
+        holds the run directory)."""
+        return Path(folder) / self.report_path.name
+
     @property
     def settings_path(self) -> Path:
         return self.path / RUN_SETTINGS_FILE

@@ -2,12 +2,14 @@
 or compare two runs.
 
     python report.py --output_dir runs/ [--expected_num_tasks 225] [--prices prices.json]
+    python report.py --output_dir runs/ --model_name_or_path gen_3    (only the runs named like gen_3)
     python report.py --compare runs/gen_1_0 runs/gen_2_0 [--prices prices.json] [--json FILE|-]
     python report.py --output_dir runs/ --html [FILE]    (or --compare A B --html FILE)
     python report.py --output_dir runs/ --view NAME      (a view of utils/views/, e.g. json, html)
 
-Reads every instance result JSON under the output directory (each `<name>_0/` run dir),
-writes `<output_dir>/report.json` and prints a short table. An instance found in several
+Reads every instance result JSON under the output directory (each `<name>_0/` run dir; with
+`--model_name_or_path NAME`, those whose name holds NAME), writes `<output_dir>/report.json`
+and prints a short table; a folder with no results is one error line and exit 2. An instance found in several
 result files counts once (the most recently written file wins), and the report says so.
 accuracy_score = resolved / expected_num_tasks when given, else / submitted instances
 (comparable with upstream: build-only and stub-passing instances count like any other).
@@ -51,11 +53,12 @@ class ReportError(RuntimeError):
     pass
 
 
-def load(output_dir: str | Path, expected_num_tasks: int | None = None) -> LoadedRun:
-    """Every run directory's results under `output_dir` (the latest file per instance), scored
-    once over expected_num_tasks when given; ReportError when it cannot be."""
+def load(output_dir: str | Path, expected_num_tasks: int | None = None, run_keyword: str | None = None) -> LoadedRun:
+    """Every run directory's results under `output_dir` (with `run_keyword`: the runs whose
+    name holds it), the latest file per instance, scored once over expected_num_tasks when
+    given; ReportError when it cannot be (no results among them included)."""
     try:
-        return load_output_dir(output_dir, expected_num_tasks)
+        return load_output_dir(output_dir, expected_num_tasks, run_keyword)
     except LoadError as error:
         raise ReportError(str(error)) from None
 
@@ -73,10 +76,15 @@ def render_report_json(loaded: LoadedRun, prices: PriceTable | None) -> str:
 VIEW = RunView("json", REPORT_JSON_FILE, render_report_json)
 
 
-def report(output_dir: str | Path, expected_num_tasks: int | None = None,
+def report(output_dir: str | Path, run_keyword: str | None = None, expected_num_tasks: int | None = None,
            prices: PriceTable | None = None) -> dict[str, Any]:
-    """Write `<output_dir>/report.json` (report_json) and return it."""
-    return write_report(load(output_dir, expected_num_tasks), prices)
+    """Write `<output_dir>/report.json` (report_json) and return it: HyperAgents' and DGM's
+    `report(output_dir, run_keyword, expected_num_tasks)` (run_keyword: score the runs whose
+    name holds it, e.g. the model_name_or_path; none: every run below output_dir)."""
+    if run_keyword is not None and not isinstance(run_keyword, str):
+        raise ReportError(f"run_keyword must be a run's name, got {run_keyword!r} (the denominator is "
+                          f"expected_num_tasks=N)")
+    return write_report(load(output_dir, expected_num_tasks, run_keyword), prices)
 
 
 def write_report(loaded: LoadedRun, prices: PriceTable | None) -> dict[str, Any]:
@@ -131,6 +139,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--output_dir", help="score every run directory under it; writes report.json there")
     mode.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), help="compare run directory B with A")
     parser.add_argument("--expected_num_tasks", type=int, default=None, help="with --output_dir: the denominator")
+    parser.add_argument("--model_name_or_path", "--run_keyword", dest="run_keyword", default=None, metavar="NAME",
+                        help="with --output_dir: score only the runs whose name holds NAME (HyperAgents' report "
+                             "command; default: every run below the output directory)")
     parser.add_argument("--prices", metavar="FILE",
                         help='JSON {model: {"input": USD, "output": USD}} per million tokens')
     parser.add_argument("--html", nargs="?", const="", metavar="FILE", dest="html_path",
@@ -148,6 +159,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def _check_mode(args: argparse.Namespace) -> None:
     if args.compare and args.expected_num_tasks is not None:
         raise ReportError("--expected_num_tasks applies to --output_dir, not --compare")
+    if args.compare and args.run_keyword is not None:
+        raise ReportError("--model_name_or_path applies to --output_dir (--compare names its two runs)")
     if args.output_dir and args.json_path is not None:
         raise ReportError("--json applies to --compare (--output_dir writes report.json)")
     if args.compare and args.views:
@@ -175,7 +188,7 @@ def _run_compare(args: argparse.Namespace, prices: PriceTable | None, html_path:
 
 def _run_report(args: argparse.Namespace, prices: PriceTable | None, html_path: Path | None) -> dict[str, Any]:
     """report.json, then the page and the views asked for, all from one loaded run."""
-    loaded = load(args.output_dir, args.expected_num_tasks)
+    loaded = load(args.output_dir, args.expected_num_tasks, args.run_keyword)
     data = write_report(loaded, prices)
     if html_path is not None:
         write_page(html_path, run_page(loaded, prices))
