@@ -21,6 +21,7 @@ from typing import Callable
 from ..judging.canaries import Planter
 from ..judging.patches import SuspiciousFragment
 from ..judging.runner_results import TestCase, TestResults
+from ..judging.source_policy import SourcePolicy
 
 
 def path_matches(path: str, pattern: str) -> bool:
@@ -197,6 +198,9 @@ class LanguageSpec:
     # Regex fragments, by kind, of lines in a kept patch that could forge a verdict through
     # this language's runner (utils/judging/patches.py: audit_patch).
     suspicious: tuple[SuspiciousFragment, ...] = ()
+    # Constructs no solution needs, refused in the kept files before anything runs
+    # (utils/judging/source_policy.py); None: the language has no policy.
+    source_policy: SourcePolicy | None = None
 
     def is_hidden(self, path: str) -> bool:
         return path.startswith(".meta/") or matches_any(path, self.hidden_globs)
