@@ -527,6 +527,7 @@ def chains(toks: list[Token], head=lambda text: text) -> Iterator[tuple[str, int
                 parts.append("." + after.text)
                 end += 3
             elif nxt and nxt.text == "[" and nxt.kind == PUNCT:
+                yield "".join(parts), token.line, end  # `os.Args[0]` uses `os.Args`
                 parts.append("[]")
                 break
             else:
@@ -870,7 +871,7 @@ def java_facts(text: str) -> tuple[Fact, ...]:
             while end < len(toks) and toks[end].text != ";":
                 end += 1
             path = "".join(t.text for t in toks[index + 1:end] if t.text != "static")
-            facts.append(Fact(IMPORT, path, token.line))
+            facts += [Fact(IMPORT, path, token.line), Fact(NAME, path, token.line)]  # `System.*` too
     return tuple(facts)
 
 

@@ -166,12 +166,13 @@ def refusals(policy: SourcePolicy, kept: Mapping[str, str], sources: ExerciseSou
 def check(policy: SourcePolicy, files: Mapping[str, str], allowed: Allowances = Allowances()) -> tuple[Violation, ...]:
     """Every refused construct of `files` ({path: text}, the kept files the policy reads),
     in path and line order."""
-    found = []
+    found: dict[tuple[str, int, str], Violation] = {}
     for path, text in sorted(files.items()):
         for fact, rule in matches(policy, policy.extract(text)):
-            if rule.name not in allowed:
-                found.append(Violation(path, fact.line, rule.name, rule.category, fact.text))
-    return tuple(sorted(set(found), key=lambda v: (v.path, v.line, v.rule, v.construct)))
+            if rule.name not in allowed:  # one refusal per line and rule: its first construct
+                found.setdefault((path, fact.line, rule.name), Violation(path, fact.line, rule.name, rule.category,
+                                                                         fact.text))
+    return tuple(sorted(found.values(), key=lambda v: (v.path, v.line, v.rule)))
 
 
 def summary(violations: tuple[Violation, ...], limit: int = 5) -> str:
