@@ -331,3 +331,44 @@ def test_no_stub_of_the_real_benchmark_is_refused(benchmark_checkout):
     refused = {instance_id: refusals(get_language(language).source_policy, dict(sources.stub), sources)
                for language, instance_id, _, sources in _exercise_sources(benchmark_checkout)}
     assert {key: value for key, value in refused.items() if value} == {}
+
+
+# --- end to end, Docker: the real harness on a real exercise ---------------------------------
+
+@pytest.mark.docker
+def test_a_forbidden_construct_is_unresolved_through_the_harness_and_nothing_runs(
+        benchmark_checkout, language_images, tmp_path, no_leftover_containers):
+    """python__proverb's reference plus one frame lookup, graded from a predictions file by the
+    real harness: unresolved, forbidden_construct, no test run; the reference itself resolves."""
+    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.run import harness
+
+    dataset = tmp_path / "dataset"
+    prepare_dataset(benchmark_checkout, dataset, workers=1, instance_ids=["python__proverb"], log=lambda m: None)
+    from polyglot_harness.utils.pipeline.expected_tests import patch_writing
+    from polyglot_harness.utils.records.dataset import load_dataset
+
+    (instance,) = load_dataset(dataset)
+    reference = (instance.reference_dir / "proverb.py").read_text()
+    forbidden = "import sys\n\nTHE_CALLER = sys._getframe\n" + reference
+    records = [{"instance_id": instance.instance_id, "model_name_or_path": name,
+                "model_patch": patch_writing(instance, {"proverb.py": text.encode()})}
+               for name, text in (("forbidden", forbidden), ("honest", reference))]
+    results = {}
+    for record in records:
+        predictions = tmp_path / f"{record['model_name_or_path']}.jsonl"
+        predictions.write_text(json.dumps(record) + "\n")
+        outcome = harness(dataset=dataset, output_dir=tmp_path / "runs", progress=False, predictions=predictions,
+                          model_name_or_path=record["model_name_or_path"], max_workers=1)
+        results[record["model_name_or_path"]] = (outcome, json.loads(
+            (outcome.run_dir / f"{instance.instance_id}.json").read_text()))
+
+    outcome, result = results["forbidden"]
+    assert (result["eval_result"], result["reason"]) == ("unresolved", "forbidden_construct"), result["detail"]
+    assert "proverb.py:3" in result["detail"] and "frames" in result["detail"]
+    assert result["test_exit_code"] is None and result["tests"].get("total", 0) == 0  # nothing ran
+    assert not (outcome.run_dir / f"{instance.instance_id}_eval.md").exists()
+    assert outcome.report["unresolved_ids"] == [instance.instance_id]
+    assert outcome.report["reasons"] == {"forbidden_construct": 1}  # counted under its reason
+    _, honest = results["honest"]
+    assert (honest["eval_result"], honest["reason"]) == ("resolved", "tests_passed"), honest["detail"]
