@@ -14,6 +14,8 @@ checks a patch's kept files (utils/judging/source_policy.refusals). Corpora:
 - commented:          each reference with a comment naming every refused construct;
 - decoys:             each reference with honest code whose names contain refused words;
 - unparsed:           (Python) each reference as `ast.unparse` prints it;
+- formatted:          (Rust, Go) each reference through rustfmt at 40 columns (names split over
+                      lines) or `gofmt -s`, where the host has them;
 - samples:            the bundled samples/ exercises, references and stubs;
 - attackers:          tests/fixtures/forgers and early_exit (true positives: should be refused).
 
@@ -25,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import shutil
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -132,6 +136,9 @@ def corpora(checkout: Path) -> dict[str, list[Case]]:
         if language == "python":
             found["unparsed"].append(Case(language, instance_id, {p: _unparsed(t) for p, t in reference.items()},
                                           sources))
+        if language in FORMATTERS and shutil.which(FORMATTERS[language][0]):
+            found["formatted"].append(Case(language, instance_id, {p: _formatted(language, p, t)
+                                                                   for p, t in reference.items()}, sources))
     samples = CHECKOUT / "samples"
     for language, instance_id, reference, sources in exercise_cases(samples):
         found["samples"].append(Case(language, instance_id, reference, sources))
@@ -145,6 +152,17 @@ def _with_decoy(language: str, reference: Mapping[str, str]) -> dict[str, str]:
     chosen = next((path for path in sorted(reference) if policy.reads(path) and not path.endswith(".h")),
                   next((path for path in sorted(reference) if policy.reads(path)), None))
     return {path: text + DECOY[language] if path == chosen else text for path, text in reference.items()}
+
+
+FORMATTERS = {"rust": ["rustfmt", "--emit", "stdout", "--edition", "2021", "--config", "max_width=40"],
+              "go": ["gofmt", "-s"]}
+
+
+def _formatted(language: str, path: str, text: str) -> str:
+    if not path.endswith((".rs", ".go")):
+        return text
+    completed = subprocess.run(FORMATTERS[language], input=text, capture_output=True, text=True)
+    return completed.stdout if completed.returncode == 0 and completed.stdout.strip() else text
 
 
 def _unparsed(text: str) -> str:

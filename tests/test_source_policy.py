@@ -49,6 +49,7 @@ ATTACKS = [
     ("python", "import os\ngetattr(os, '_ex' + 'it')(0)\n", "process_control"),        # folded literal
     ("python", "x = [c for c in ().__class__.__base__.__subclasses__()]\n", "interpreter_escapes"),
     ("python", "f = print.__self__\n", "interpreter_escapes"),
+    ("python", "def f(g):\n    return '{0.__globals__[sys]}'.format(g)\n", "format_escapes"),  # format fields
     ("python", "exec('import os')\n", "interpreter_escapes"),
     ("python", "__import__('os')._exit(0)\n", "interpreter_escapes"),
     ("python", "import importlib\nimportlib.import_module('o' + 's')\n", "introspection_modules"),
@@ -73,6 +74,7 @@ ATTACKS = [
     ("javascript", "describe.each([]);\n", "jest_globals"),
     ("javascript", "export const x = { asymmetricMatch: () => true };\n", "framework_hooks"),
     ("javascript", "Object.prototype.asymmetricMatch = () => true;\n", "framework_hooks"),
+    ("javascript", "export const x = { ['asymmetric' + 'Match']: () => true };\n", "framework_hook_strings"),
     ("javascript", "Object.defineProperty(globalThis, 'test', {});\n", "global_object"),
     ("javascript", "const p = globalThis['pro' + 'cess'];\n", "global_object"),       # computed access
     ("javascript", "const g = global;\n", "global_object"),
@@ -161,6 +163,7 @@ ATTACKS = [
     ("cpp", "#include <cstdlib>\nstatic int x = std::atexit(nullptr);\n", "process_control"),
     ("cpp", "#include <cstdlib>\nvoid f() { exit(0); }\n", "process_control"),
     ("cpp", "#include <unistd.h>\n", "process_headers"),
+    ("cpp", 'extern "C" void* _ZN5Catch16getResultCaptureEv();\n', "dynamic_loading"),  # a mangled name
     ("cpp", '#include <cstdio>\nvoid f() { fopen("space_age_test.cpp", "r"); }\n', "file_access"),
     ("cpp", "#include <fstream>\n", "file_headers"),
     ("cpp", "#define H <fstream>\n#include H\n", "computed_include"),

@@ -73,7 +73,9 @@ SOURCE_POLICY = SourcePolicy((".cpp", ".cc", ".cxx", ".c", ".h", ".hh", ".hpp", 
     ("preprocessor_tricks", INTROSPECTION, DIRECTIVE, r"^(##|line)$|^pragma (GCC |clang )?(poison|system_header|push_macro|pop_macro)"),
     ("computed_include", INTROSPECTION, IMPORT, r"^\?$"),
     ("dynamic_loading", INTROSPECTION, NAME,
-     r"^(::)?(std::)?(dlopen|dlsym|dlmopen|dlvsym|mprotect|mmap|ptrace|__libc_\w+|__cxa_atexit|_init|_fini)(\(\))?$"),
+     r"^(::)?(std::)?(dlopen|dlsym|dlmopen|dlvsym|mprotect|mmap|ptrace|__libc_\w+|__cxa_atexit|_init|_fini)(\(\))?$"
+     # A mangled name (`_ZN5Catch…`) reaches a C++ symbol no declaration names.
+     r"|^(decl:)?_Z[A-Z0-9]\w*(\(\))?$"),
     ("process_control", PROCESS_CONTROL, NAME,
      r"^(::)?(std::)?(exit|_exit|_Exit|quick_exit|at_quick_exit|atexit|abort|set_terminate|system|popen|fork|vfork|clone"
      r"|kill|raise|signal|sigaction|execl|execlp|execle|execv|execvp|execvpe|execve|fexecve|posix_spawnp?"

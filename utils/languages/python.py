@@ -74,6 +74,8 @@ SOURCE_POLICY = SourcePolicy((".py",), source_facts.python_facts, rules(
      r"(^|\.)(__globals__|__code__|__closure__|__subclasses__|__builtins__|__import__|__loader__|__spec__"
      r"|__self__|__bases__|__init_subclass__)$|^(globals|locals|eval|exec|compile|breakpoint)$"
      r"|^types\.(CodeType|FunctionType|FrameType|TracebackType|ModuleType|CellType)$"),
+    # The same through a format string: "{0.__init__.__globals__}".format(f).
+    ("format_escapes", INTROSPECTION, STRING, r"\{[^{}]*[.\[]__\w*__"),
     # getattr/setattr/vars on a module or the builtins with a computed name (`getattr(sys, "_get" + x)`).
     ("dynamic_module_attribute", INTROSPECTION, NAME, r"\.\?=?$"),
     # Assigning to an imported module's or class's attribute (`unittest.TestCase.run = …`).
