@@ -67,6 +67,9 @@ ATTACKS = [
     ("python", "from pathlib import Path\n", "file_modules"),
     ("python", "x = '/tmp/report-' + 'abc'\n", "test_source_strings"),
     ("python", "x = __file__\n", "file_access"),
+    # A grammar the host's Python does not parse is read from its tokens, not skipped.
+    ("python", "import os\nclass A:\n  def f(self:\n    os._exit(0)\n", "process_control"),
+    ("python", "import inspect\nx = (\n", "introspection_modules"),
     # --- javascript -----------------------------------------------------------------------
     ("javascript", "expect.extend({});\n", "jest_globals"),
     ("javascript", "test('x', () => {});\n", "jest_globals"),

@@ -18,7 +18,9 @@ tokenising, as javac does; JavaScript's inside identifiers.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -31,11 +33,12 @@ _REFLECTIVE_CALLS = {"getattr", "setattr", "delattr", "hasattr", "vars"}
 
 
 def python_facts(text: str) -> tuple[Fact, ...]:
-    """The facts of a Python file; none when it does not parse (it cannot run either)."""
+    """The facts of a Python file: from its syntax tree, or from its tokens when the host's
+    Python cannot parse it (a newer grammar than the host's must not hide a file)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return ()
+        return _python_token_facts(text)
     reader = _PythonReader(_python_aliases(tree))
     reader.visit(tree)
     return tuple(reader.facts)
@@ -95,6 +98,46 @@ def _constant_string(node: ast.AST) -> str | None:
         left, right = _constant_string(node.left), _constant_string(node.right)
         return left + right if left is not None and right is not None else None
     return None
+
+
+def _python_token_facts(text: str) -> tuple[Fact, ...]:
+    """Dotted names, imports and string literals from Python's tokenizer (no aliases)."""
+    facts: list[Fact] = []
+    chain: list[str] = []
+    chain_line, chain_after, previous = 0, "", ""
+
+    def flush() -> None:
+        if chain:
+            facts.append(Fact(NAME, ".".join(chain), chain_line))
+            if chain_after in ("import", "from", ","):
+                facts.append(Fact(IMPORT, ".".join(chain), chain_line))
+
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and chain and previous == ".":
+                chain.append(token.string)
+            elif token.type == tokenize.OP and token.string == "." and chain:
+                pass
+            else:
+                flush()
+                chain = []
+                if token.type == tokenize.NAME and token.string not in ("import", "from"):
+                    chain, chain_line, chain_after = [token.string], token.start[0], previous
+                elif token.type == tokenize.STRING:
+                    facts.append(Fact(STRING, _python_literal(token.string), token.start[0]))
+            previous = token.string
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    flush()
+    return tuple(facts)
+
+
+def _python_literal(source: str) -> str:
+    try:
+        value = ast.literal_eval(source)
+        return value if isinstance(value, str) else source
+    except (ValueError, SyntaxError):
+        return source
 
 
 class _PythonReader(ast.NodeVisitor):
