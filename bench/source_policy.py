@@ -215,6 +215,32 @@ def tally(cases: list[Case], keep: Callable[[Case, tuple[Violation, ...]], None]
     return by_language
 
 
+def rule_hits(cases: list[Case]) -> dict[tuple[str, str], set[str]]:
+    """(language, rule) -> the instances whose honest files match the rule with NO allowance
+    at all: each rule's exposure to false positives before the exercise's own files count."""
+    from polyglot_harness.utils.judging.source_policy import check
+
+    hits: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for case in cases:
+        policy = LANGUAGES[case.language].source_policy
+        for violation in check(policy, {p: t for p, t in case.kept.items() if policy.reads(p)}):
+            hits[(case.language, violation.rule)].add(case.label)
+    return hits
+
+
+def print_rule_table(all_corpora: dict[str, list[Case]]) -> None:
+    honest = [case for name in ("references", "stubs", "samples") for case in all_corpora.get(name, [])]
+    hits = rule_hits(honest)
+    print("\nper rule: honest instances (references, stubs, samples) matching it with no allowance at all")
+    for language, spec in LANGUAGES.items():
+        if spec.source_policy is None:
+            continue
+        row = [f"{rule.name} {len(hits.get((language, rule.name), ()))}" for rule in spec.source_policy.rules]
+        print(f"  {language:<11} " + ", ".join(row))
+    for (language, rule), labels in sorted(hits.items()):
+        print(f"    {language}/{rule}: {', '.join(sorted(labels)[:6])}{' ...' if len(labels) > 6 else ''}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--benchmark_dir", type=Path, help="an extracted benchmark (default: the tarball)")
@@ -235,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             missed = [case.label for case in cases if not run_case(case)[0]]
             print(f"    attackers not refused: {', '.join(missed) or 'none'}")
+    print_rule_table(all_corpora)
     return 0
 
 

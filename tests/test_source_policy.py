@@ -45,8 +45,13 @@ ATTACKS = [
     ("python", "import builtins\nbuiltins.open = None\n", "introspection_modules"),
     ("python", "def f(e):\n    return e.__traceback__.tb_frame\n", "frames"),
     ("python", "x = getattr(__builtins__, 'ev' + 'al')\n", "interpreter_escapes"),     # string building
-    ("python", "import os\nname = 'sys' + 'tem'\ngetattr(os, name)('ls')\n", "dynamic_module_attribute"),
+    ("python", "import os\nname = 'sys' + 'tem'\ngetattr(os, name)('ls')\n", "computed_attribute"),
     ("python", "import os\ngetattr(os, '_ex' + 'it')(0)\n", "process_control"),        # folded literal
+    ("python", "def f(g, x):\n    return getattr(g, ''.join(x))\n", "computed_attribute"),  # any object
+    ("python", "class A:\n    def f(self, x):\n        self = print\n        return getattr(self, x)\n",
+     "computed_attribute"),                                                                  # a rebound self
+    ("python", "import operator\nget = operator.attrgetter('__globals__')\n", "attribute_getters"),
+    ("python", "def f(g, x):\n    return object.__getattribute__(g, x)\n", "attribute_getters"),
     ("python", "x = [c for c in ().__class__.__base__.__subclasses__()]\n", "interpreter_escapes"),
     ("python", "f = print.__self__\n", "interpreter_escapes"),
     ("python", "def f(g):\n    return '{0.__globals__[sys]}'.format(g)\n", "format_escapes"),  # format fields
@@ -86,6 +91,7 @@ ATTACKS = [
     ("javascript", "const f = (() => {}).constructor('return process')();\n", "code_from_strings"),
     ("javascript", "const f = new Function('return this')();\n", "code_from_strings"),
     ("javascript", "(0, eval)('this');\n", "code_from_strings"),
+    ("javascript", "const f = (() => {})['constr' + 'uctor']('return process')();\n", "member_strings"),
     ("javascript", "process.exit(0);\n", "process"),
     ("javascript", "\\u0070rocess.exit(0);\n", "process"),                              # unicode escape
     ("javascript", "p\\u{72}ocess.on('exit', () => {});\n", "process"),                 # unicode escape
@@ -187,7 +193,9 @@ HONEST = [
                "    self_test = opened + testing\n    return self_test\n"),
     ("python", "import sys\nsys.setrecursionlimit(10000)\nfrom collections import Counter\n"
                "class Account:\n    def open(self):\n        self.opened = True\n"),
-    ("python", "def f(obj, name):\n    return getattr(obj, name)\n"),
+    ("python", "class Robot:\n    def move(self, command):\n        return getattr(self, 'turn_' + command)()\n"
+               "    @classmethod\n    def make(cls, kind):\n        return getattr(cls, kind)\n"),
+    ("python", "def f(obj):\n    return getattr(obj, 'name', None)\n"),
     ("javascript", "// process.exit(0) expect(x)\n/* globalThis require('fs') */\n"
                    "export const test = (value) => /ab+c/.test(value);\n"
                    "export class Suite { describe() { return 'it'; } }\n"

@@ -140,11 +140,23 @@ def _python_literal(source: str) -> str:
         return source
 
 
+def _receiver(node) -> str | None:
+    """The first parameter of a method when it is `self` or `cls` and never rebound."""
+    params = node.args.posonlyargs + node.args.args
+    if not params or params[0].arg not in ("self", "cls"):
+        return None
+    name = params[0].arg
+    rebound = any(isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, (ast.Store, ast.Del))
+                  for child in ast.walk(node))
+    return None if rebound else name
+
+
 class _PythonReader(ast.NodeVisitor):
     def __init__(self, aliases: dict[str, str]) -> None:
         self.aliases = aliases
         self.facts: list[Fact] = []
         self.docstrings: set[int] = set()
+        self.receivers: list[str | None] = []  # each enclosing function's untouched self/cls
 
     def add(self, kind: str, text: str, node: ast.AST) -> None:
         self.facts.append(Fact(kind, text, getattr(node, "lineno", 0)))
@@ -159,7 +171,9 @@ class _PythonReader(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node) -> None:
         self._note_docstring(node)
+        self.receivers.append(_receiver(node))
         self.generic_visit(node)
+        self.receivers.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -202,9 +216,14 @@ class _PythonReader(ast.NodeVisitor):
         if isinstance(node.func, ast.Name) and node.func.id in _REFLECTIVE_CALLS and node.args:
             base = _chain(node.args[0], self.aliases)
             name = _constant_string(node.args[1]) if len(node.args) > 1 else None
+            suffix = "=" if node.func.id in ("setattr", "delattr") else ""
             if base and _imported(base, self.aliases):
-                suffix = "=" if node.func.id in ("setattr", "delattr") else ""
                 self.add(NAME, f"{base}.{'?' if name is None else name}{suffix}", node)
+            elif name is None and node.func.id in ("getattr", "setattr", "delattr") and len(node.args) > 1 \
+                    and not (base and self.receivers and base == self.receivers[-1]):
+                # An attribute named at run time (`getattr(f, built)` reaches `__globals__`);
+                # a method's own `getattr(self, name)` is its class's business.
+                self.add(NAME, f"{base or '?'}.?{suffix}", node)
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:

@@ -79,6 +79,8 @@ SOURCE_POLICY = SourcePolicy((".js", ".mjs", ".cjs", ".jsx", ".ts"), source_fact
     # The global object, however reached (so `globalThis["pro" + "cess"]` too).
     ("global_object", INTROSPECTION, NAME, r"^(globalThis|global|window|self|frames)(\.|\[|\(\)$|$)"),
     ("code_from_strings", INTROSPECTION, NAME, r"^(eval|Function\(\))$|^eval\(\)$|\.constructor\(\)$"),
+    # ... and the same members named by a string (`f["constr" + "uctor"]`).
+    ("member_strings", INTROSPECTION, STRING, r"^(constructor|__proto__|caller|callee|prepareStackTrace|globalThis)$"),
     ("stack_introspection", INTROSPECTION, NAME,
      r"^Error\.(prepareStackTrace|captureStackTrace|stackTraceLimit)|\.(caller|callee)$|^arguments\.callee"),
     # Builtin prototypes and objects changed for everyone (`Object.prototype.asymmetricMatch = …`).

@@ -76,8 +76,11 @@ SOURCE_POLICY = SourcePolicy((".py",), source_facts.python_facts, rules(
      r"|^types\.(CodeType|FunctionType|FrameType|TracebackType|ModuleType|CellType)$"),
     # The same through a format string: "{0.__init__.__globals__}".format(f).
     ("format_escapes", INTROSPECTION, STRING, r"\{[^{}]*[.\[]__\w*__"),
-    # getattr/setattr/vars on a module or the builtins with a computed name (`getattr(sys, "_get" + x)`).
-    ("dynamic_module_attribute", INTROSPECTION, NAME, r"\.\?=?$"),
+    # An attribute named at run time: on a module or the builtins (`getattr(sys, "_get" + x)`),
+    # or on any object but a method's own self/cls (`getattr(f, built)` reaches `__globals__`).
+    ("computed_attribute", INTROSPECTION, NAME, r"\.\?=?$"),
+    ("attribute_getters", INTROSPECTION, NAME,
+     r"^operator\.(attrgetter|methodcaller)$|(^|\.)(__getattribute__|__getattr__)$"),
     # Assigning to an imported module's or class's attribute (`unittest.TestCase.run = …`).
     ("patches_imports", INTROSPECTION, NAME, r"=$"),
     ("process_control", PROCESS_CONTROL, NAME,
