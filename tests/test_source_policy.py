@@ -386,3 +386,26 @@ def test_a_forbidden_construct_is_unresolved_through_the_harness_and_nothing_run
     assert outcome.report["reasons"] == {"forbidden_construct": 1}  # counted under its reason
     _, honest = results["honest"]
     assert (honest["eval_result"], honest["reason"]) == ("resolved", "tests_passed"), honest["detail"]
+
+
+def test_a_refused_instance_is_counted_under_its_reason_in_report_and_html(tmp_path: Path):
+    from polyglot_harness.utils.outcomes import Bucket
+    from polyglot_harness.utils.records.loaded_run import load_run_dir
+    from polyglot_harness.utils.records.results import InstanceResult
+    from polyglot_harness.utils.views.html import run_page
+
+    run_dir = tmp_path / "run_0"
+    run_dir.mkdir()
+    detail = "refused before anything ran: proverb.py:3: 'sys._getframe' (introspection/frames)"
+    for instance_id, bucket, reason in (("python__proverb", Bucket.UNRESOLVED, Reason.FORBIDDEN_CONSTRUCT),
+                                        ("go__wordy", Bucket.RESOLVED, Reason.TESTS_PASSED)):
+        result = InstanceResult(instance_id, "run", eval_result=bucket, success=bucket == Bucket.RESOLVED,
+                                language=instance_id.split("__")[0], reason=reason,
+                                detail=detail if reason == Reason.FORBIDDEN_CONSTRUCT else "")
+        (run_dir / f"{instance_id}.json").write_text(result.to_json())
+    (run_dir / "run_settings.json").write_text(json.dumps({"agent": "agent", "dataset_hash": "d1"}) + "\n")
+
+    loaded = load_run_dir(run_dir)
+    assert loaded.report.score_json()["reasons"] == {"forbidden_construct": 1, "tests_passed": 1}
+    page = run_page(loaded, None)
+    assert '"forbidden_construct":1' in page and "introspection/frames" in page  # summary and detail
