@@ -409,3 +409,24 @@ def test_a_refused_instance_is_counted_under_its_reason_in_report_and_html(tmp_p
     assert loaded.report.score_json()["reasons"] == {"forbidden_construct": 1, "tests_passed": 1}
     page = run_page(loaded, None)
     assert '"forbidden_construct":1' in page and "introspection/frames" in page  # summary and detail
+
+
+# A kept file is attacker-chosen: its shape must not make the host's reading slow.
+PATHOLOGICAL = {
+    "python": "import os\nx = " + "+".join(["1"] * 30000) + "\nos._exit(0)\n",
+    "javascript": "f" + "(" * 50000 + ")" * 50000 + "\nprocess.exit(0);\n",
+    "go": 'package p\nimport "os"\nvar x = ' + "(" * 30000 + "1" + ")" * 30000 + "\nfunc f() { os.Exit(0) }\n",
+    "rust": "fn f() {" + "{" * 30000 + "}" * 30000 + " std::process::exit(0); }\n",
+    "java": "class A { int x = " + "(" * 30000 + "1" + ")" * 30000 + "; void f() { System.exit(0); } }\n",
+    "cpp": "int f() { return " + "(" * 30000 + "1" + ")" * 30000 + "; }\nvoid g() { std::exit(0); }\n",
+}
+
+
+@pytest.mark.parametrize("language", sorted(PATHOLOGICAL))
+def test_deeply_nested_files_are_read_quickly_and_still_refused(language: str):
+    import time
+
+    started = time.monotonic()
+    refused = refused_rules(language, PATHOLOGICAL[language])
+    assert time.monotonic() - started < 10, "reading is not linear in the file's nesting"
+    assert "process_control" in refused or "process" in refused, refused

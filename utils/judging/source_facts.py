@@ -18,6 +18,7 @@ tokenising, as javac does; JavaScript's inside identifiers.
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import tokenize
@@ -37,10 +38,13 @@ def python_facts(text: str) -> tuple[Fact, ...]:
     Python cannot parse it (a newer grammar than the host's must not hide a file)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return _python_token_facts(text)
-    reader = _PythonReader(_python_aliases(tree))
-    reader.visit(tree)
+    try:
+        reader = _PythonReader(_python_aliases(tree))
+        reader.visit(tree)
+    except RecursionError:  # a tree deeper than the reader recurses (`1+1+…+1`): its tokens
+        return _python_token_facts(text)
     return tuple(reader.facts)
 
 
@@ -69,7 +73,20 @@ def _python_aliases(tree: ast.AST) -> dict[str, str]:
 
 def _imported(chain: str, aliases: dict[str, str]) -> bool:
     root = chain.split(".")[0]
-    return root in _BUILTINS_ROOTS or any(value.split(".")[0] == root for value in aliases.values())
+    return root in _BUILTINS_ROOTS or root in _roots(aliases)
+
+
+_ROOTS_CACHE: dict[int, tuple[int, frozenset[str]]] = {}
+
+
+def _roots(aliases: dict[str, str]) -> frozenset[str]:
+    """The modules the aliases stand for (first segments), computed once per size of the map."""
+    cached = _ROOTS_CACHE.get(id(aliases))
+    if cached is None or cached[0] != len(aliases):
+        _ROOTS_CACHE.clear()
+        cached = (len(aliases), frozenset(value.split(".")[0] for value in aliases.values()))
+        _ROOTS_CACHE[id(aliases)] = cached
+    return cached[1]
 
 
 def _chain(node: ast.AST, aliases: dict[str, str]) -> str | None:
@@ -549,12 +566,34 @@ class _Scanner:
         self.advance_to(self.pos + 1)
 
 
-def tokens(text: str, dialect: Dialect) -> tuple[list[Token], list[Token]]:
+class TokenList(list):
+    """Tokens with their brackets paired once (linear), so that no reader rescans a file
+    per bracket: an attacker's deeply nested file must cost what a flat one costs."""
+
+    @property
+    def pairs(self) -> dict[int, int]:
+        if not hasattr(self, "_pairs"):
+            closers = {")": "(", "]": "[", "}": "{"}
+            pairs: dict[int, int] = {}
+            stacks: dict[str, list[int]] = {"(": [], "[": [], "{": []}
+            for index, token in enumerate(self):
+                if token.kind != PUNCT:
+                    continue
+                if token.text in stacks:
+                    stacks[token.text].append(index)
+                elif token.text in closers and stacks[closers[token.text]]:
+                    opener = stacks[closers[token.text]].pop()
+                    pairs[opener], pairs[index] = index, opener
+            self._pairs = pairs
+        return self._pairs
+
+
+def tokens(text: str, dialect: Dialect) -> tuple[TokenList, list[Token]]:
     """(tokens, line comments) of a source file in `dialect`."""
     if dialect.name == "java":
         text = java_unicode_escapes(text)
     scanner = _Scanner(text, dialect)
-    return scanner.run(), scanner.comments
+    return TokenList(scanner.run()), scanner.comments
 
 
 # --- facts from tokens ----------------------------------------------------------------------
@@ -675,19 +714,8 @@ def _js_binding(toks: list[Token], start: int, end: int) -> bool:
 
 
 def _matching(toks: list[Token], open_index: int) -> int:
-    pairs = {"(": ")", "[": "]", "{": "}"}
-    opener = toks[open_index].text
-    depth = 0
-    for index in range(open_index, len(toks)):
-        if toks[index].kind != PUNCT:
-            continue
-        if toks[index].text == opener:
-            depth += 1
-        elif toks[index].text == pairs[opener]:
-            depth -= 1
-            if depth == 0:
-                return index
-    return len(toks) - 1
+    """The index of the bracket closing toks[open_index] (the last token when none does)."""
+    return toks.pairs.get(open_index, len(toks) - 1)
 
 
 def _js_declared(toks: list[Token]) -> dict[str, list[tuple[int, int]]]:
@@ -778,19 +806,36 @@ def _enclosing_blocks(toks: list[Token]) -> list[tuple[int, int]]:
 
 
 def _is_bound(bound: dict[str, list[tuple[int, int]]], name: str, index: int) -> bool:
-    return any(first <= index <= last for first, last in bound.get(name, ()))
+    scopes = bound.get(name)
+    if not scopes:
+        return False
+    if not isinstance(scopes, _Intervals):
+        scopes = bound[name] = _Intervals(scopes)
+    return scopes.covers(index)
+
+
+class _Intervals(list):
+    """Scopes merged and sorted once, looked up by bisection (many declarations of one name
+    must not make every use rescan them all)."""
+
+    def __init__(self, scopes: Iterable[tuple[int, int]]) -> None:
+        merged: list[tuple[int, int]] = []
+        for first, last in sorted(scopes):
+            if merged and first <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+            else:
+                merged.append((first, last))
+        super().__init__(merged)
+        self.starts = [first for first, _ in merged]
+
+    def covers(self, index: int) -> bool:
+        position = bisect.bisect_right(self.starts, index) - 1
+        return position >= 0 and self[position][1] >= index
 
 
 def _opening(toks: list[Token], close_index: int) -> int:
-    depth = 0
-    for index in range(close_index, -1, -1):
-        if toks[index].kind == PUNCT and toks[index].text == ")":
-            depth += 1
-        elif toks[index].kind == PUNCT and toks[index].text == "(":
-            depth -= 1
-            if depth == 0:
-                return index
-    return 0
+    """The index of the bracket toks[close_index] closes (0 when none)."""
+    return toks.pairs.get(close_index, 0)
 
 
 def _js_imports(toks: list[Token]) -> list[Fact]:
@@ -952,7 +997,7 @@ def cpp_facts(text: str) -> tuple[Fact, ...]:
     # Line splices go first, as in translation phase 2 (`sys\<newline>tem` is `system`).
     toks, _ = tokens(re.sub(r"\\\r?\n", "", text), CPP)
     facts: list[Fact] = []
-    code: list[Token] = []
+    code = TokenList()
     index = 0
     while index < len(toks):
         token = toks[index]
