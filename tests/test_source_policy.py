@@ -69,6 +69,8 @@ ATTACKS = [
     ("python", "import subprocess\n", "process_modules"),
     ("python", "text = open('running_total_test.py').read()\n", "file_access"),
     ("python", "import glob\n", "file_modules"),
+    ("python", "import os\nos.write(3, b'<testsuite/>')\n", "file_access"),
+    ("python", "import codecs\ncodecs.open('x_test.py')\n", "file_access"),
     ("python", "from pathlib import Path\n", "file_modules"),
     ("python", "x = '/tmp/report-' + 'abc'\n", "test_source_strings"),
     ("python", "x = __file__\n", "file_access"),
@@ -83,6 +85,7 @@ ATTACKS = [
     ("javascript", "export const x = { asymmetricMatch: () => true };\n", "framework_hooks"),
     ("javascript", "Object.prototype.asymmetricMatch = () => true;\n", "framework_hooks"),
     ("javascript", "export const x = { ['asymmetric' + 'Match']: () => true };\n", "framework_hook_strings"),
+    ("javascript", "const asymmetricMatch = () => true;\nexport const x = { asymmetricMatch };\n", "framework_hooks"),
     ("javascript", "Object.defineProperty(globalThis, 'test', {});\n", "global_object"),
     ("javascript", "const p = globalThis['pro' + 'cess'];\n", "global_object"),       # computed access
     ("javascript", "const g = global;\n", "global_object"),
@@ -172,6 +175,7 @@ ATTACKS = [
     ("cpp", "#include <cstdlib>\nstatic int x = std::atexit(nullptr);\n", "process_control"),
     ("cpp", "#include <cstdlib>\nvoid f() { exit(0); }\n", "process_control"),
     ("cpp", "#include <unistd.h>\n", "process_headers"),
+    ("cpp", 'extern "C" long write(int, const void*, unsigned long);\n', "foreign_linkage"),
     ("cpp", 'extern "C" void* _ZN5Catch16getResultCaptureEv();\n', "dynamic_loading"),  # a mangled name
     ("cpp", '#include <cstdio>\nvoid f() { fopen("space_age_test.cpp", "r"); }\n', "file_access"),
     ("cpp", "#include <fstream>\n", "file_headers"),

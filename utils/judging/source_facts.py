@@ -1021,6 +1021,8 @@ def cpp_facts(text: str) -> tuple[Fact, ...]:
         facts.append(Fact(NAME, ("decl:" if declared else "") + name, line))  # `void open();` declares
     facts += list(string_facts(code, joiners=()))
     facts += _cpp_attributes(code)
+    facts += [Fact(DIRECTIVE, f'extern "{code[index + 1].text}"', token.line) for index, token in enumerate(code[:-1])
+              if token.kind == ID and token.text == "extern" and code[index + 1].kind == STR]
     return tuple(facts)
 
 

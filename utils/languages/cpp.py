@@ -64,6 +64,8 @@ SOURCE_POLICY = SourcePolicy((".cpp", ".cc", ".cxx", ".c", ".h", ".hh", ".hpp", 
      r"^(::)?Catch(::|$)|^(CATCH_\w+|INTERNAL_CATCH_\w+|TEST_CASE\w*|TEMPLATE_TEST_CASE\w*|SCENARIO|SECTION"
      r"|(REQUIRE|CHECK)(_FALSE|_THAT|_THROWS\w*|_NOTHROW)?)(\(\))?$"),
     ("catch_config", TEST_FRAMEWORK, DIRECTIVE, r"^define (CATCH_|DOCTEST_)"),
+    # C linkage declares any libc or runtime symbol under a name of the attacker's choosing.
+    ("foreign_linkage", INTROSPECTION, DIRECTIVE, r'^extern "'),
     ("asm", INTROSPECTION, NAME, r"^(asm|__asm__|__asm|_asm)(\(\))?$|(^|::)__builtin_(frame_address|return_address)"),
     # Code run before or after main, or in a section of the loader's.
     ("attributes", INTROSPECTION, DIRECTIVE,
@@ -79,7 +81,7 @@ SOURCE_POLICY = SourcePolicy((".cpp", ".cc", ".cxx", ".c", ".h", ".hh", ".hpp", 
     ("process_control", PROCESS_CONTROL, NAME,
      r"^(::)?(std::)?(exit|_exit|_Exit|quick_exit|at_quick_exit|atexit|abort|set_terminate|system|popen|fork|vfork|clone"
      r"|kill|raise|signal|sigaction|execl|execlp|execle|execv|execvp|execvpe|execve|fexecve|posix_spawnp?"
-     r"|getenv|setenv|unsetenv|putenv|environ|__environ|prctl|program_invocation_name)(\(\))?$"),
+     r"|getenv|setenv|unsetenv|putenv|environ|__environ|prctl|program_invocation_name|syscall)(\(\))?$"),
     ("process_headers", PROCESS_CONTROL, IMPORT,
      r"^(unistd\.h|sys/\w+\.h|signal\.h|csignal|spawn\.h|dlfcn\.h|link\.h|elf\.h|execinfo\.h|ucontext\.h"
      r"|setjmp\.h|csetjmp|cxxabi\.h)$"),

@@ -73,7 +73,7 @@ SOURCE_POLICY = SourcePolicy((".js", ".mjs", ".cjs", ".jsx", ".ts"), source_fact
      r"|xdescribe|pending|fail)(\.|\(\)$|\[|$)"),
     ("test_framework_modules", TEST_FRAMEWORK, IMPORT, r"^(@jest/|jest|expect$|@babel/|babel-|node:test|vitest|mocha|chai)"),
     # What jest's matchers call on a value (`asymmetricMatch` makes an object equal anything).
-    ("framework_hooks", TEST_FRAMEWORK, NAME, r"(^|\.|key:)(asymmetricMatch|jasmineToString|\$\$typeof)$"),
+    ("framework_hooks", TEST_FRAMEWORK, NAME, r"(^|[.:])(asymmetricMatch|jasmineToString|\$\$typeof)$"),
     # ... and its names built as strings (`{ ["asymmetric" + "Match"]: … }`, `Symbol.for("jest.…")`).
     ("framework_hook_strings", TEST_FRAMEWORK, STRING, r"^(asymmetricMatch|jasmineToString|\$\$typeof)$"),
     # The global object, however reached (so `globalThis["pro" + "cess"]` too).

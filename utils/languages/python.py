@@ -88,10 +88,13 @@ SOURCE_POLICY = SourcePolicy((".py",), source_facts.python_facts, rules(
      r"|putenv|unsetenv|setsid|chdir|register_at_fork)|sys\.(exit|argv|orig_argv|excepthook|unraisablehook"
      r"|addaudithook|modules|meta_path|path_hooks|path_importer_cache|displayhook|breakpointhook)|exit|quit)$"),
     ("process_modules", PROCESS_CONTROL, IMPORT,
-     r"^(subprocess|multiprocessing|signal|atexit|pty|_posixsubprocess|posix|nt|concurrent\.futures\.process)(\.|$)"),
+     r"^(subprocess|multiprocessing|signal|atexit|pty|_posixsubprocess|posix|nt|concurrent\.futures\.process|fcntl"
+     r"|termios|resource|socket|_socket|select|selectors)(\.|$)"),
     ("file_access", TEST_SOURCES, NAME,
-     r"^(open|io\.open|io\.open_code|io\.FileIO|os\.(open|listdir|scandir|walk|fwalk|getcwd|getcwdb|stat|lstat"
-     r"|readlink|read)|pathlib\.\w+|glob\.\w+|shutil\.\w+|tempfile\.\w+|fileinput\.\w+|__file__|__path__)$"),
+     r"^(open|io\.open|io\.open_code|io\.FileIO|codecs\.open|tokenize\.open|os\.(open|listdir|scandir|walk|fwalk"
+     r"|getcwd|getcwdb|stat|lstat|readlink|read|write|fdopen|dup|dup2|pipe|truncate|ftruncate|remove|unlink|rename"
+     r"|replace|rmdir|mkdir|makedirs|symlink|link|chmod|utime)|pathlib\.\w+|glob\.\w+|shutil\.\w+|tempfile\.\w+"
+     r"|fileinput\.\w+|__file__|__path__)$"),
     ("file_modules", TEST_SOURCES, IMPORT, r"^(pathlib|glob|shutil|tempfile|fileinput|zipfile|tarfile)(\.|$)"),
     ("test_source_strings", TEST_SOURCES, STRING,
      r"(_test\.py|test_\w*\.py|conftest|junit|/tmp/report|/proc/|\.pytest_cache|/testbed)"),
