@@ -99,6 +99,8 @@ ATTACKS = [
     ("javascript", "\\u0070rocess.exit(0);\n", "process"),                              # unicode escape
     ("javascript", "p\\u{72}ocess.on('exit', () => {});\n", "process"),                 # unicode escape
     ("javascript", "function f(process) { return 1; }\nprocess.exit(0);\n", "process"),  # shadowed elsewhere
+    ("javascript", "const f = (process) => 0; process.exit(0);\n", "process"),
+    ("javascript", "const f = process => process + 1\nprocess.exit(0)\n", "process"),  # no semicolons
     ("javascript", "const x = __dirname;\n", "process"),
     ("javascript", "import fs from 'fs';\n", "file_modules"),
     ("javascript", "import { readFileSync as r } from 'node:fs';\n", "file_modules"),

@@ -743,9 +743,9 @@ def _js_declared(toks: list[Token]) -> dict[str, list[tuple[int, int]]]:
                 bind(toks[index + 2:_matching(toks, index + 1)], scope)
         params = _parameters(toks, index)
         if params is not None:
-            bind(toks[params[0] + 1:params[1]], _body_scope(toks, params[1], enclosing))
+            bind(toks[params[0] + 1:params[1]], _body_scope(toks, params[1]))
         elif token.kind == PUNCT and token.text == "=>" and index and toks[index - 1].kind == ID:
-            bind([toks[index - 1]], _body_scope(toks, index - 1, enclosing))
+            bind([toks[index - 1]], _body_scope(toks, index - 1))
     return bound
 
 
@@ -769,15 +769,38 @@ def _parameters(toks: list[Token], index: int) -> tuple[int, int] | None:
     return None
 
 
-def _body_scope(toks: list[Token], close: int, enclosing: list[tuple[int, int]]) -> tuple[int, int]:
+def _body_scope(toks: list[Token], close: int) -> tuple[int, int]:
     """The tokens a parameter list ending at `close` binds: the body `{…}` after it (and
-    the list itself), or for an expression-bodied arrow the rest of the enclosing block."""
+    the list itself), or an expression-bodied arrow's expression."""
     index = close + 1
     if index < len(toks) and toks[index].text == "=>":
         index += 1
     if index < len(toks) and toks[index].text == "{":
         return _opening_of_params(toks, close), _matching(toks, index)
-    return _opening_of_params(toks, close), enclosing[close][1]
+    return _opening_of_params(toks, close), _expression_end(toks, index)
+
+
+_CONTINUES = {".", "?.", "+", "-", "*", "/", "%", "**", "&&", "||", "??", "?", ":", "=", "=>", ",", "==", "===",
+              "!=", "!==", "<", ">", "<=", ">=", "&", "|", "^", "<<", ">>", ">>>", "!", "~", "(", "[", "{"}
+
+
+def _expression_end(toks: list[Token], start: int) -> int:
+    """The last token of an arrow's expression body starting at `start`: up to a `,` or `;`
+    or a closing bracket at its own depth, or a line break after a token that cannot go on
+    (automatic semicolon insertion); nested brackets are skipped whole."""
+    index = start
+    while index < len(toks):
+        token = toks[index]
+        if token.kind == PUNCT and token.text in ("(", "[", "{") and index in toks.pairs:
+            index = toks.pairs[index] + 1
+            continue
+        if token.kind == PUNCT and token.text in (",", ";", ")", "]", "}"):
+            return index - 1
+        if index > start and token.line > toks[index - 1].line and toks[index - 1].text not in _CONTINUES \
+                and token.text not in _CONTINUES:
+            return index - 1
+        index += 1
+    return len(toks) - 1
 
 
 def _opening_of_params(toks: list[Token], close: int) -> int:

@@ -6,8 +6,8 @@ import json
 import re
 
 from ..judging import runner_results, source_facts
-from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING,
-                                     TEST_FRAMEWORK, TEST_SOURCES, SourcePolicy, rules)
+from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
+                                     TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit
 from .spec import COMMON_ARTIFACTS, LanguageSpec, origin_is_file
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ..judging import runner_results, source_facts
-from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING,
-                                     TEST_FRAMEWORK, TEST_SOURCES, SourcePolicy, rules)
+from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
+                                     TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, plant_after
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ..judging import runner_results, source_facts
-from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING,
-                                     TEST_FRAMEWORK, TEST_SOURCES, SourcePolicy, rules)
+from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
+                                     TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit, apply_edits, matching_brace
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
