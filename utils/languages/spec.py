@@ -195,12 +195,12 @@ class LanguageSpec:
     canaries: Planter | None = None
     # A build file preparation must name the exercise in (see ExerciseNameLine).
     exercise_name_line: ExerciseNameLine | None = None
-    # Regex fragments, by kind, of lines in a kept patch that could forge a verdict through
-    # this language's runner (utils/judging/patches.py: audit_patch).
-    suspicious: tuple[SuspiciousFragment, ...] = ()
     # Constructs no solution needs, refused in the kept files before anything runs
     # (utils/judging/source_policy.py); None: the language has no policy.
     source_policy: SourcePolicy | None = None
+    # Regex fragments, by kind, of lines in a kept patch that could forge a verdict through
+    # this language's runner (utils/judging/patches.py: audit_patch).
+    suspicious: tuple[SuspiciousFragment, ...] = ()
 
     def is_hidden(self, path: str) -> bool:
         return path.startswith(".meta/") or matches_any(path, self.hidden_globs)
