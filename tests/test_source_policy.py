@@ -159,6 +159,7 @@ ATTACKS = [
     ("java", "import static java.lang.System.*;\nclass A {}\n", "process_control"),
     ("java", "class A { java.util.function.IntConsumer c = System::exit; }\n", "process_control"),
     ("java", 'class A { String s = System.getProperty("sun.java." + "command"); }\n', "process_control"),
+    ("java", 'class A { String s = System.getProperty("sun.java.command"); }\n', "process_control"),
     ("java", "class A { sun.misc.Unsafe u; }\n", "reflection"),
     ("java", 'class A { void f() throws Exception { java.nio.file.Files.readString(null); } }\n', "file_access"),
     ("java", 'class A { String s = "src/test/java/ATest.java"; }\n', "test_source_strings"),
@@ -217,7 +218,8 @@ HONEST = [
              "pub fn lifetimes<'a>(s: &'a str) -> &'a str { s }\n"),
     ("java", "// System.exit(0) setAccessible\nclass A {\n  String s = \"System.exit is prose\";\n"
              "  int exitCode(int testing) { return testing; }\n"
-             "  void f() { System.out.println(System.lineSeparator()); }\n}\n"),
+             "  void f() { System.out.println(System.lineSeparator()); }\n"
+             "  String nl = System.getProperty(\"line.separator\");\n}\n"),
     ("cpp", "// std::exit(0) asm\n#include <string>\n#include <cstdio>\nclass Account {\n public:\n"
             "  void open();\n  void close();\n};\nvoid Account::open() {}\n"
             "int exit_code(int testing) { int system_value = 1'000; return testing + system_value; }\n"),

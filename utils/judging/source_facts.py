@@ -992,9 +992,20 @@ def _use_paths(toks: list[Token]) -> list[str]:
 JAVA = Dialect("java", text_blocks=True)
 
 
+# System properties an honest solution reads (the line separator); a call naming one is
+# read as `System.getProperty("line.separator")`, any other as `System.getProperty()`.
+_JAVA_HARMLESS_PROPERTIES = {"line.separator", "file.separator", "path.separator"}
+
+
 def java_facts(text: str) -> tuple[Fact, ...]:
     toks, _ = tokens(text, JAVA)
-    facts = _name_facts(toks) + list(string_facts(toks))
+    facts = []
+    for name, line, end in chains(toks):
+        if name.removesuffix("()").endswith("getProperty") and end + 3 < len(toks) and toks[end + 2].kind == STR \
+                and toks[end + 2].text in _JAVA_HARMLESS_PROPERTIES and toks[end + 3].text == ")":
+            name = f'{name.removesuffix("()")}("{toks[end + 2].text}")'
+        facts.append(Fact(NAME, name, line))
+    facts += list(string_facts(toks))
     for index, token in enumerate(toks):
         if token.kind == ID and token.text == "import" and (not index or toks[index - 1].text in (";", "}")):
             end = index + 1
