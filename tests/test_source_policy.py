@@ -74,6 +74,8 @@ ATTACKS = [
     ("python", "from pathlib import Path\n", "file_modules"),
     ("python", "x = '/tmp/report-' + 'abc'\n", "test_source_strings"),
     ("python", "x = __file__\n", "file_access"),
+    ("python", "import running_total_test as t\n", "test_modules"),
+    ("python", "from proverb_test import ProverbTest\n", "test_modules"),
     # A grammar the host's Python does not parse is read from its tokens, not skipped.
     ("python", "import os\nclass A:\n  def f(self:\n    os._exit(0)\n", "process_control"),
     ("python", "import inspect\nx = (\n", "introspection_modules"),
@@ -182,6 +184,7 @@ ATTACKS = [
     ("cpp", 'extern "C" void* _ZN5Catch16getResultCaptureEv();\n', "dynamic_loading"),  # a mangled name
     ("cpp", '#include <cstdio>\nvoid f() { fopen("space_age_test.cpp", "r"); }\n', "file_access"),
     ("cpp", "#include <fstream>\n", "file_headers"),
+    ("cpp", '#include "clock_test.cpp"\n', "test_includes"),
     ("cpp", "#define H <fstream>\n#include H\n", "computed_include"),
     ("cpp", 'const char* s = "/proc/self/cmdline";\n', "test_source_strings"),
 ]

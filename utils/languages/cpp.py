@@ -60,6 +60,7 @@ PLANTER = Planter(("**/*_test.cpp",), "snake", find_units, plant_file, leaf)
 
 SOURCE_POLICY = SourcePolicy((".cpp", ".cc", ".cxx", ".c", ".h", ".hh", ".hpp", ".hxx", ".ipp", ".tpp", ".inc"), source_facts.cpp_facts, rules(
     ("catch", TEST_FRAMEWORK, IMPORT, r"(^|/)(catch|catch2|catch_amalgamated|gtest|doctest|tests-main)\b"),
+    ("test_includes", TEST_SOURCES, IMPORT, r"_test\.(cpp|cc|cxx|h|hpp)$"),
     ("catch_names", TEST_FRAMEWORK, NAME,
      r"^(::)?Catch(::|$)|^(CATCH_\w+|INTERNAL_CATCH_\w+|TEST_CASE\w*|TEMPLATE_TEST_CASE\w*|SCENARIO|SECTION"
      r"|(REQUIRE|CHECK)(_FALSE|_THAT|_THROWS\w*|_NOTHROW)?)(\(\))?$"),

@@ -96,6 +96,8 @@ SOURCE_POLICY = SourcePolicy((".py",), source_facts.python_facts, rules(
      r"|replace|rmdir|mkdir|makedirs|symlink|link|chmod|utime)|pathlib\.\w+|glob\.\w+|shutil\.\w+|tempfile\.\w+"
      r"|fileinput\.\w+|__file__|__path__)$"),
     ("file_modules", TEST_SOURCES, IMPORT, r"^(pathlib|glob|shutil|tempfile|fileinput|zipfile|tarfile)(\.|$)"),
+    # The hidden test module itself: its classes, their code and constants.
+    ("test_modules", TEST_SOURCES, IMPORT, r"(^|\.)(test_\w*|\w*_test|conftest|test_utils)$"),
     ("test_source_strings", TEST_SOURCES, STRING,
      r"(_test\.py|test_\w*\.py|conftest|junit|/tmp/report|/proc/|\.pytest_cache|/testbed)"),
 ))
