@@ -221,7 +221,8 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
         request = GradingRequest(language, instance.instance_id, test_tree, patch, instance.solution_paths,
                                  instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
-                                 canary_sources=instance.canary_sources, filtered=filtered)
+                                 canary_sources=instance.canary_sources, filtered=filtered,
+                                 reference_dir=instance.reference_dir)
         try:
             outcome = _grade_with_retries(job, request, log, stop, sandboxes)
         except SandboxError as error:
