@@ -192,7 +192,9 @@ def _run(config: RunConfig, earlier: dict[str, InstanceResult] | None = None) ->
 
 
 def _reusing(plan: RunPlan, earlier: dict[str, InstanceResult]) -> RunPlan:
-    return dataclasses.replace(plan, previous={**plan.previous, **_selected(earlier, list(plan.instances))})
+    previous = {**plan.previous, **_selected(earlier, list(plan.instances))}
+    partial = {key: value for key, value in plan.finished_attempts.items() if key not in previous}
+    return dataclasses.replace(plan, previous=previous, finished_attempts=partial)
 
 
 def _run_stages(config: RunConfig) -> RunOutcome:
