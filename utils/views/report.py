@@ -12,7 +12,10 @@ Reads every instance result JSON under the output directory (each `<name>_0/` ru
 and prints a short table; a folder with no results is one error line and exit 2. An instance found in several
 result files counts once (the most recently written file wins), and the report says so.
 accuracy_score = resolved / expected_num_tasks when given, else / submitted instances
-(comparable with upstream: build-only and stub-passing instances count like any other).
+(comparable with upstream: build-only and stub-passing instances count like any other);
+with --attempts K > 1 each instance counts its successes / K (the mean over attempts), and
+report.json adds per-instance successes, pass@k, pass^k and the 95 % interval
+(utils/records/results.py RunReport.attempts_json), printed under the table.
 `graded_by` says which instances were graded by their tests and which by the build alone
 (test-writing exercises); `stub_passes_ids` lists instances the untouched stub already
 resolves (refactoring exercises and build-only ones), and
