@@ -254,3 +254,27 @@ def test_hyperagents_num_evals_gives_the_same_counts(sample_dataset, tmp_path, m
     assert score_report(tmp_path / "preds", "eval_run", 1)["accuracy_score"] == round(2 / 3, 6)
     assert outcome.run_dir == tmp_path / "preds" / "eval_run_0"
     assert RunSettings.from_json(json.loads((outcome.run_dir / "run_settings.json").read_text())).attempts == 3
+
+
+def test_run_page_shows_the_estimators_the_successes_and_each_attempt(tmp_path):
+    from .headless_chromium import chromium_path, dump_dom
+    from .test_html_report import RenderedDom
+    from polyglot_harness.utils.records.loaded_run import load_output_dir
+    from polyglot_harness.utils.views.html import run_page, write_page
+
+    if chromium_path() is None:
+        pytest.skip("chromium is not installed (run tests/ensure_chromium.sh)")
+    run_dir = RunDirectory(tmp_path / "runs" / "gen_0")
+    run_dir.path.mkdir(parents=True)
+    for result in (_instance("python__a", "rur"), _instance("go__b", "uuu")):
+        run_dir.instance(result.instance_id).result.write_text(result.to_json())
+    page = tmp_path / "run.html"
+    write_page(page, run_page(load_output_dir(tmp_path / "runs"), None))
+
+    text = RenderedDom(dump_dom(page, "open=python__a")).text
+
+    assert "33.3% accuracy" in text and "33.3% (0.0%–" in text and "pass@1 (95% interval)" in text
+    assert "50.0% pass@3" in text and "0.0% pass^3" in text
+    assert "instances by successes: 1 at 0/3, 1 at 2/3" in text
+    assert "Attempts (2 of 3 resolved" in text and "attempt 2: patch" in text
+    assert "python__a python resolved tests_passed – 2/3" in text, "the successes column"
