@@ -10,6 +10,8 @@ solution on odd attempts and a wrong one on even attempts (per its plan).
 from __future__ import annotations
 
 import json
+import threading
+import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -22,12 +24,17 @@ from polyglot_harness.utils.records.loaded_run import load_run_dir
 from polyglot_harness.utils.records.results import (AttemptRecord, InstanceResult, PhaseSeconds, build_run_report,
                                                     combine_attempts)
 from polyglot_harness.utils.records.run_dir import RunDirectory, RunSettings
+from polyglot_harness.utils import run as run_module
+from polyglot_harness.utils.pipeline.instance import RunCancelled
+from polyglot_harness.utils.records.run_dir import write_atomic
 from polyglot_harness.utils.run import HarnessError, finished_attempts, harness
 from polyglot_harness.utils.settings import checked, run_config
 from polyglot_harness.utils.views.compare import compare_runs, format_comparison
 from polyglot_harness.utils.views.pricing import instance_cost, parse_price_table
 from polyglot_harness.utils.views.report import attempt_lines
 from polyglot_harness.utils.views.report import report as score_report
+
+from .test_harness_plan import fake_backend, plain_dataset  # noqa: F401 - fixtures
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = PROJECT_ROOT / "samples"
@@ -173,6 +180,92 @@ def test_num_evals_is_attempts_and_predictions_cannot_be_attempted_twice(tmp_pat
     predictions.write_text("")
     with pytest.raises(HarnessError, match="--attempts 2 needs an agent"):
         harness(attempts=2, predictions=predictions, output_dir=tmp_path / "out", dataset=tmp_path)
+
+
+# --- the run's flow over the in-process fake backend (scripted attempts, no agent, no grading) -----
+
+@pytest.fixture
+def scripted_attempts(monkeypatch, tmp_path) -> list[tuple[str, int, int]]:
+    """Subsets stage_a (python, go) and stage_b (rust), and run_instance replaced by one that
+    resolves python's odd attempts only and every attempt of the others, and records each
+    (instance, attempt, tries) it ran, with how many attempts of that instance ran at once."""
+    subsets = tmp_path / "subsets"
+    subsets.mkdir()
+    (subsets / "stage_a.json").write_text(json.dumps([PYTHON, GO]))
+    (subsets / "stage_b.json").write_text(json.dumps(["rust__checked-sum"]))
+    monkeypatch.setattr(run_module, "SUBSETS_DIR", subsets)
+    ran: list[tuple[str, int, int]] = []
+    running: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def run_scripted(sandboxes, job, stop, after_agent=lambda: None) -> InstanceResult:
+        instance_id = job.instance.instance_id
+        with lock:
+            running[instance_id] = running.get(instance_id, 0) + 1
+            ran.append((instance_id, job.attempt, job.tries, running[instance_id]))
+        time.sleep(0.3)
+        with lock:
+            running[instance_id] -= 1
+        resolved = instance_id != PYTHON or job.attempt % 2 == 1
+        result = _attempt(instance_id, Bucket.RESOLVED if resolved else Bucket.UNRESOLVED, job.attempt)
+        result.model_name_or_path = job.model_name_or_path
+        write_atomic(RunDirectory(job.output_dir).attempt(instance_id, job.attempt).result, result.to_json())
+        return result
+
+    monkeypatch.setattr(run_module, "run_instance", run_scripted)
+    return ran
+
+
+def _fake_run(dataset: Path, output_dir: Path, **settings):
+    return harness(dataset=dataset, output_dir=output_dir, agent="null", model_name_or_path="fake", progress=False,
+                   backend="fake", **settings)
+
+
+def test_a_stage_threshold_is_on_the_mean_over_attempts(plain_dataset, tmp_path, fake_backend, scripted_attempts):
+    # stage_a: python 2 of 3, go 3 of 3 -> mean 5/6 < 0.9 (attempt 1 alone: 2 of 2 would pass).
+    outcome = _fake_run(plain_dataset, tmp_path / "runs", stages="stage_a:0.9,stage_b", attempts=3, tries=2,
+                        max_workers=4)
+
+    assert outcome.ended_because == "accuracy 0.83 < 0.90"
+    assert outcome.report["stages"][0]["resolved"] == round(5 / 3, 6)
+    assert sorted((i, a) for i, a, _, _ in scripted_attempts) == [(GO, 1), (GO, 2), (GO, 3),
+                                                                  (PYTHON, 1), (PYTHON, 2), (PYTHON, 3)]
+    assert {tries for _, _, tries, _ in scripted_attempts} == {2}, "each attempt is a two-try run"
+
+
+@pytest.mark.parametrize("parallel", [1, 3])
+def test_num_evals_parallel_bounds_the_attempts_of_one_instance_at_once(plain_dataset, tmp_path, fake_backend,
+                                                                        scripted_attempts, parallel):
+    _fake_run(plain_dataset, tmp_path / "runs", subset="stage_a", num_evals=3, num_evals_parallel=parallel,
+              max_workers=6)
+    at_once = max(count for _, _, _, count in scripted_attempts)
+    assert at_once == 1 if parallel == 1 else at_once > 1
+
+
+def test_a_stopped_run_keeps_its_finished_attempts_and_the_resume_runs_the_rest(
+        plain_dataset, tmp_path, fake_backend, scripted_attempts, monkeypatch):
+    stop_after = {"count": 0}
+    real = run_module.run_instance
+
+    def stopping(sandboxes, job, stop, after_agent=lambda: None):
+        stop_after["count"] += 1
+        if stop_after["count"] > 3:  # the 4th attempt on: the run is stopping (Ctrl-C)
+            stop.set()
+            raise RunCancelled()
+        return real(sandboxes, job, stop, after_agent)
+
+    monkeypatch.setattr(run_module, "run_instance", stopping)
+    first = _fake_run(plain_dataset, tmp_path / "runs", subset="stage_a", attempts=3, max_workers=1)
+    assert first.interrupted and len(scripted_attempts) == 3
+    kept = list(scripted_attempts)
+    monkeypatch.setattr(run_module, "run_instance", real)
+
+    second = _fake_run(plain_dataset, tmp_path / "runs", subset="stage_a", attempts=3, max_workers=2)
+
+    rerun = scripted_attempts[len(kept):]
+    assert sorted((i, a) for i, a, _, _ in kept + rerun) == [(GO, 1), (GO, 2), (GO, 3), (PYTHON, 1), (PYTHON, 2),
+                                                             (PYTHON, 3)], "every attempt ran exactly once"
+    assert second.report["successes_out_of_attempts"] == {GO: [3, 3], PYTHON: [2, 3]}
 
 
 # --- end to end (real Docker, the bundled samples) ------------------------------------------------
