@@ -278,8 +278,8 @@ def _run(dataset: Path, output_dir: Path, token: str, monkeypatch, **settings):
     monkeypatch.setenv("TEST_AGENT_PLAN", json.dumps(PLAN))
     monkeypatch.setenv("TEST_RUN_TOKEN", token)
     settings.setdefault("model_name_or_path", "attempts")
-    return harness(output_dir=output_dir, progress=False, agent=str(ALTERNATING),
-                   pass_env=["TEST_AGENT_PLAN", "TEST_RUN_TOKEN"], **{"dataset": dataset, **settings})
+    return harness(dataset=dataset, output_dir=output_dir, progress=False, agent=str(ALTERNATING),
+                   pass_env=["TEST_AGENT_PLAN", "TEST_RUN_TOKEN"], **settings)
 
 
 def _tokens(run_dir: Path, instance_id: str) -> list[str]:
@@ -336,10 +336,13 @@ def test_resume_after_an_interrupted_attempt_runs_only_the_missing_ones_and_more
 
 @pytest.mark.docker
 def test_hyperagents_num_evals_gives_the_same_counts(sample_dataset, tmp_path, monkeypatch, no_leftover_containers):
-    outcome = _run(sample_dataset, tmp_path / "out", "H", monkeypatch, num_evals=3, num_evals_parallel=3,
-                   test_task_list=[PYTHON], max_workers=3, model_name_or_path="eval_run",
-                   pred_dname=tmp_path / "preds", dataset=None,
-                   dataset_path=sample_dataset / "polyglot_benchmark_metadata.json")
+    monkeypatch.setenv("TEST_AGENT_PLAN", json.dumps(PLAN))
+    monkeypatch.setenv("TEST_RUN_TOKEN", "H")
+    # HyperAgents' run_harness_polyglot keywords, with num_evals above 1.
+    outcome = harness(test_task_list=[PYTHON], num_samples=-1, max_workers=3, model_name_or_path="eval_run",
+                      model_patch_paths=[], num_evals=3, num_evals_parallel=3, pred_dname=tmp_path / "preds",
+                      output_dir=tmp_path / "out", dataset_path=sample_dataset / "polyglot_benchmark_metadata.json",
+                      agent=str(ALTERNATING), pass_env=["TEST_AGENT_PLAN", "TEST_RUN_TOKEN"], progress=False)
 
     report = json.loads((tmp_path / "out" / "eval_run_0.0.json").read_text())
     assert report["successes_out_of_attempts"] == {PYTHON: [2, 3]}
