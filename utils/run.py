@@ -17,7 +17,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -206,7 +206,9 @@ def _run_stages(config: RunConfig) -> RunOutcome:
         subsets = tuple(earlier.subset for earlier in config.stages[:number])
         outcome = _run(dataclasses.replace(config, subset=subsets, stages=None), results)
         results = outcome.results
-        resolved = sum((Fraction(*astuple(result.attempt_count)) for result in outcome.results.values()), Fraction(0))
+        # With attempts, each instance counts its success rate: the threshold is on the mean over attempts.
+        resolved = sum((Fraction(result.attempt_count.successes, result.attempt_count.attempts)
+                        for result in outcome.results.values()), Fraction(0))
         judged.append(judge_stage(stage, outcome.report["total_instances"], resolved))
         reason = ended_because(judged[-1], number == len(config.stages), outcome.interrupted)
         if reason is not None:
