@@ -374,3 +374,34 @@ def test_run_page_shows_the_estimators_the_successes_and_each_attempt(tmp_path):
     assert "instances by successes: 1 at 0/3, 1 at 2/3" in text
     assert "Attempts (2 of 3 resolved" in text and "attempt 2: patch" in text
     assert "python__a python resolved tests_passed – 2/3" in text, "the successes column"
+
+
+def test_report_cli_prints_the_estimators_and_compare_page_shows_the_paired_test(tmp_path):
+    import subprocess
+    import sys
+
+    from .headless_chromium import chromium_path, dump_dom
+    from .test_html_report import RenderedDom
+
+    for name, outcomes in (("a_0", {"python__a": "uuu", "go__b": "ruu", "rust__c": "uru"}),
+                           ("b_0", {"python__a": "rrr", "go__b": "rrr", "rust__c": "rur"})):
+        run_dir = RunDirectory(tmp_path / "runs" / name)
+        run_dir.path.mkdir(parents=True)
+        for instance_id, letters in outcomes.items():
+            run_dir.instance(instance_id).result.write_text(_instance(instance_id, letters).to_json())
+    cli = lambda *arguments: subprocess.run([sys.executable, "report.py", *arguments], cwd=PROJECT_ROOT,  # noqa: E731
+                                            capture_output=True, text=True, timeout=120)
+
+    scored = cli("--output_dir", str(tmp_path / "runs"), "--model_name_or_path", "b")
+    assert scored.returncode == 0, scored.stderr
+    assert "accuracy_score 0.8889 (3/3)" in scored.stdout and "attempts 3 per instance: pass@1 0.8889" in scored.stdout
+    assert "instances by successes: 1 at 2/3, 2 at 3/3" in scored.stdout
+    page = tmp_path / "compare.html"
+    compared = cli("--compare", str(tmp_path / "runs" / "a_0"), str(tmp_path / "runs" / "b_0"), "--html", str(page))
+    assert compared.returncode == 0, compared.stderr
+    assert "exact sign-flip p = 0.25" in compared.stdout and "exact McNemar p" in compared.stdout
+    if chromium_path() is None:
+        pytest.skip("chromium is not installed (run tests/ensure_chromium.sh)")
+    text = RenderedDom(dump_dom(page)).text
+    assert "0.2500 paired p (success rates)" in text and "+66.7 pts mean rate difference" in text
+    assert "2 instances needed" in text
