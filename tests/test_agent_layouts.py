@@ -125,8 +125,9 @@ def test_the_loops_keywords_mean_what_they_mean_upstream(tmp_path):
     assert config.report_path == tmp_path / "out" / "gen_1_0.0.json"
     with pytest.raises(HarnessError, match="polyglot_benchmark_metadata.json"):
         _config(dataset_path=tmp_path / "other.json")
-    with pytest.raises(HarnessError, match=r"multiple evaluations \(num_evals > 1\) are not supported"):
-        harness(num_evals=2, agent="oracle", output_dir=tmp_path / "out")
+    assert _config(num_evals=3, num_evals_parallel=2).attempts == 3, "num_evals is --attempts"
+    with pytest.raises(HarnessError, match="--num_evals must be a whole number >= 1"):
+        harness(num_evals=0, agent="oracle", output_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 

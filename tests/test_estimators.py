@@ -107,3 +107,10 @@ def test_instances_needed_follows_the_paired_sample_size_formula():
     mean = sum(differences) / 8
     sd = math.sqrt(sum((d - mean) ** 2 for d in differences) / 7)
     assert instances_needed(differences) == math.ceil(((1.959964 + 0.841621) * sd / mean) ** 2)
+
+
+def test_one_uniform_number_redraws_an_instance_s_attempts_binomially():
+    from polyglot_harness.utils.records.estimators import _binomial_cdf
+
+    assert _binomial_cdf(Attempts(1, 3)) == pytest.approx([8 / 27, 20 / 27, 26 / 27])
+    assert _binomial_cdf(Attempts(0, 3)) == [1.0, 1.0, 1.0] and _binomial_cdf(Attempts(3, 3)) == [0.0, 0.0, 0.0]

@@ -88,7 +88,8 @@ def test_result_json_keeps_the_shapes_of_tamper_suspicious_and_seconds():
     assert data["tamper"] == [{"path": "pig_test.py", "why": "test_file"}, {"path": "conftest.py", "why": "new_file"}]
     assert data["suspicious"] == [{"path": "pig.py", "kind": "early_exit", "line": "sys.exit(0)"}]
     assert data["seconds"] == {"agent": 1.5, "grading": 2.0, "tests": 1.25, "total": 4.0}
-    assert list(data) == list(InstanceResult.__dataclass_fields__)
+    single_attempt = [name for name in InstanceResult.__dataclass_fields__ if name != "attempt_results"]
+    assert list(data) == single_attempt, "every field in order; attempt_results only with attempts"
 
 
 def test_result_json_round_trips():

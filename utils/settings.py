@@ -16,8 +16,8 @@ are written there and nowhere else. From the fields come:
 `ALIASES` names other spellings of a setting (or of one key of a mapping setting), accepted
 wherever a setting name is: `ray_address=X` is `backend_options={"address": X}`. The keywords of
 the loops this harness serves unchanged (HyperAgents' and DGM's `harness(test_task_list=...,
-dataset_path=...)`) are rows there too; their own settings (`num_evals`, `num_evals_parallel`,
-`pred_dname`, `root_dir`) are fields below with the meaning those loops give them.
+dataset_path=...)`) are rows there too; their own settings (`num_evals_parallel`, `pred_dname`, `root_dir`)
+are fields below with the meaning those loops give them, and `num_evals` is `attempts`.
 
 Precedence: a value given directly (a flag, a keyword of harness()) beats the run file, which
 beats the default. A mapping setting (`backend_options`) merges key by key in the same order.
@@ -256,14 +256,17 @@ class RunConfig:
     backend_options: dict[str, str] = setting(
         default_factory=dict, check=_option_names, flag="--backend_option", metavar="KEY=VALUE",
         default_text="none", help="an option of the backend (repeatable), e.g. address=HOST:PORT for ray")
-    num_evals: int = setting(1, check=_at_least(1), help="evaluations of each instance (HyperAgents, DGM); only 1 "
-                                                         "runs today, more is refused as upstream does")
-    num_evals_parallel: int = setting(1, check=_at_least(1), help="evaluations run at once (HyperAgents, DGM; "
-                                                                  "with num_evals 1 it changes nothing)")
     tries: int = setting(1, check=_tries, resume=True,
                          help="1 or 2: Aider's two-try protocol, an unresolved or empty_patch instance gets a "
                               "second agent run from its working tree with the trimmed test output; the report "
                               "adds pass_rate_1 and pass_rate_2")
+    attempts: int = setting(1, check=_at_least(1), resume=True,
+                            help="independent agent runs of each instance, each graded on its own (HyperAgents' "
+                                 "num_evals); with more than 1, accuracy_score is the mean over attempts and the "
+                                 "report adds pass@k, pass^k and a 95 percent interval; raising it on a finished run "
+                                 "adds the missing attempts")
+    num_evals_parallel: int = setting(1, check=_at_least(1), help="attempts of one instance run at once "
+                                                                  "(HyperAgents' and DGM's name)")
 
     @property
     def name(self) -> str:
@@ -301,6 +304,7 @@ ALIASES: tuple[Alias, ...] = (
                                                             "(default $POLYGLOT_RAY_ADDRESS, else auto)"),
     Alias("test_task_list", "instance_ids", help="HyperAgents' and DGM's name of the instance ids to run"),
     Alias("dataset_path", "dataset", help="HyperAgents' and DGM's name: the metadata JSON of the prepared dataset"),
+    Alias("num_evals", "attempts", help="HyperAgents' and DGM's name of --attempts"),
 )
 
 

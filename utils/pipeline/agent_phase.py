@@ -132,9 +132,12 @@ def agent_sandbox_spec(image: str, agent: PreparedAgent, settings: AgentRunSetti
                        environment=tuple(sorted(settings.environment.items())))
 
 
+ATTEMPT_ENV = "POLYGLOT_ATTEMPT"  # which independent attempt (--attempts) this run is: 1, 2, ...
+
+
 def run_agent(sandboxes: Sandboxes, image: str, agent: PreparedAgent, instance: Instance,
               language: LanguageSpec, settings: AgentRunSettings, log: Callable[[str], None],
-              start: TryStart | None = None) -> AgentPhaseOutcome:
+              start: TryStart | None = None, attempt: int = 1) -> AgentPhaseOutcome:
     sandbox_spec = agent_sandbox_spec(image, agent, settings)
     network = sandbox_spec.network
     with sandboxes.start(sandbox_spec, instance.instance_id) as box, _starting_tree(instance, start, log) as tree:
@@ -146,7 +149,7 @@ def run_agent(sandboxes: Sandboxes, image: str, agent: PreparedAgent, instance: 
             return _run_builtin(box, instance, language, agent, log)
         _ignore_artifacts(box, tree.repo, language)
         try:
-            return _run_agent_command(box, instance, language, agent, settings, log, start is not None)
+            return _run_agent_command(box, instance, language, agent, settings, log, start is not None, attempt)
         except AgentNotStarted:
             raise  # the agent never ran: retried like any start-up failure
         except SandboxError as error:
@@ -196,11 +199,12 @@ def _run_builtin(box: Sandbox, instance: Instance, language: LanguageSpec, agent
 
 def _run_agent_command(box: Sandbox, instance: Instance, language: LanguageSpec, agent: PreparedAgent,
                        settings: AgentRunSettings, log: Callable[[str], None],
-                       with_feedback: bool = False) -> AgentPhaseOutcome:
+                       with_feedback: bool = False, attempt: int = 1) -> AgentPhaseOutcome:
     command = agent_command(instance, language, settings, with_feedback, agent)
     log(f"$ {command}")
     environment = {"POLYGLOT_PROBLEM_STATEMENT": instance.problem_statement,
-                   "POLYGLOT_TEST_DESCRIPTION": test_description(language)}
+                   "POLYGLOT_TEST_DESCRIPTION": test_description(language),
+                   ATTEMPT_ENV: str(attempt)}
     if with_feedback:
         environment[FEEDBACK_ENV] = FEEDBACK_FILE
     try:

@@ -13,6 +13,7 @@ sign-flip permutation test on per-instance success rates (exact up to 2**16 sign
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import random
@@ -84,16 +85,30 @@ def mean_score_interval(instances: Sequence[Attempts], level: float = 0.95,
     if not instances:
         return Interval(estimate, estimate, estimate, level)
     rng = random.Random(seed)
-    means = sorted(_nested_resample(instances, rng) for _ in range(resamples))
+    redraws = {item: _binomial_cdf(item) for item in set(instances)}
+    means = sorted(_nested_resample(instances, redraws, rng) for _ in range(resamples))
     tail = (1.0 - level) / 2
     return Interval(estimate, _quantile(means, tail), _quantile(means, 1.0 - tail), level)
 
 
-def _nested_resample(instances: Sequence[Attempts], rng: random.Random) -> float:
+def _binomial_cdf(item: Attempts) -> list[float]:
+    """P(wins <= w) for w = 0 .. n-1 when the item's n attempts are redrawn at its own rate:
+    one uniform number then redraws all of them (bisect), not one per attempt."""
+    n, p = item.attempts, item.rate
+    cumulative, total = [], 0.0
+    for wins in range(n):
+        total += math.comb(n, wins) * p ** wins * (1 - p) ** (n - wins)
+        cumulative.append(total)
+    return cumulative
+
+
+def _nested_resample(instances: Sequence[Attempts], redraws: dict[Attempts, list[float]],
+                     rng: random.Random) -> float:
+    """One bootstrap mean: instances drawn with replacement, each one's attempts redrawn."""
     total = 0.0
     for _ in instances:
         item = instances[rng.randrange(len(instances))]
-        wins = sum(rng.random() < item.rate for _ in range(item.attempts))
+        wins = bisect.bisect_right(redraws[item], rng.random())
         total += wins / item.attempts
     return total / len(instances)
 

@@ -12,7 +12,10 @@ Reads every instance result JSON under the output directory (each `<name>_0/` ru
 and prints a short table; a folder with no results is one error line and exit 2. An instance found in several
 result files counts once (the most recently written file wins), and the report says so.
 accuracy_score = resolved / expected_num_tasks when given, else / submitted instances
-(comparable with upstream: build-only and stub-passing instances count like any other).
+(comparable with upstream: build-only and stub-passing instances count like any other);
+with --attempts K > 1 each instance counts its successes / K (the mean over attempts), and
+report.json adds per-instance successes, pass@k, pass^k and the 95 % interval
+(utils/records/results.py RunReport.attempts_json), printed under the table.
 `graded_by` says which instances were graded by their tests and which by the build alone
 (test-writing exercises); `stub_passes_ids` lists instances the untouched stub already
 resolves (refactoring exercises and build-only ones), and
@@ -101,6 +104,7 @@ def format_table(data: dict[str, Any]) -> str:
     lines.append(f"accuracy_score {data['accuracy_score']:.4f} "
                  f"({data['total_resolved_instances']}/{data['total_instances']})")
     lines.append(_pass_rate_line(data))
+    lines.extend(attempt_lines(data))
     if data["stub_passes_ids"]:
         lines.append(f"note: {len(data['stub_passes_ids'])} instance(s) resolve with the untouched stub "
                      f"({data['resolved_stub_passes']} of them resolved here); without them: "
@@ -122,6 +126,30 @@ def _pass_rate_line(data: dict[str, Any]) -> str:
     per_language = ", ".join(f"{language} {rates['pass_rate_1']:.2f}/{rates['pass_rate_2']:.2f}"
                              for language, rates in data["pass_rates_per_language"].items())
     return f"pass_rate_1 {data['pass_rate_1']:.4f}, pass_rate_2 {data['pass_rate_2']:.4f} ({per_language})"
+
+
+def attempt_lines(data: dict[str, Any]) -> list[str]:
+    """--attempts K > 1 (report.json's attempts_json keys): pass@k and pass^k with the 95 %
+    interval of the mean, overall and per language, and how many instances succeeded how often."""
+    if "attempts_per_instance" not in data:
+        return []
+    attempts = data["attempts_per_instance"]
+    lines = [f"attempts {attempts} per instance: {_estimates_text(data)}"]
+    lines += [f"  {language:<11} {_estimates_text(scores)}"
+              for language, scores in data["attempt_scores_per_language"].items()]
+    histogram: dict[str, int] = {}
+    for successes, runs in data["successes_out_of_attempts"].values():
+        histogram[f"{successes}/{runs}"] = histogram.get(f"{successes}/{runs}", 0) + 1
+    lines.append("instances by successes: " + ", ".join(f"{count} at {key}" for key, count in
+                                                         sorted(histogram.items(), key=lambda item: item[0])))
+    return lines
+
+
+def _estimates_text(scores: dict[str, Any]) -> str:
+    interval = scores["score_interval_95"]
+    text = f"pass@1 {interval['estimate']:.4f} (95% {interval['low']:.4f}-{interval['high']:.4f})"
+    text += "".join(f", pass@{k} {value:.4f}" for k, value in scores["pass_at_k"].items() if k != "1")
+    return text + "".join(f", pass^{k} {value:.4f}" for k, value in scores["pass_hat_k"].items() if k != "1")
 
 
 def _cost_line(cost: dict[str, Any]) -> str:
