@@ -148,7 +148,8 @@ def _dataset_dir(value: Any) -> Path:
     if path.suffix == ".json":
         if path.name != METADATA_FILENAME:
             raise ValueError(f"the dataset {path} must be a prepared dataset directory or its {METADATA_FILENAME}")
-        return path.parent
+        # The checkout's own (upstream's default dataset_path) links to the default dataset's.
+        return path.resolve().parent if path.is_symlink() else path.parent
     return path
 
 
