@@ -6,6 +6,7 @@ skipped on a developer machine but FAIL under CI=true: CI must prove the real th
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -21,6 +22,7 @@ import pytest
 # dataset another checkout prepared.
 TEST_DATA_HOME = Path(tempfile.mkdtemp(prefix="polyglot-harness-home-"))
 os.environ["POLYGLOT_HARNESS_HOME"] = str(TEST_DATA_HOME)
+atexit.register(shutil.rmtree, TEST_DATA_HOME, ignore_errors=True)
 
 from polyglot_harness.utils.records.dataset import load_dataset
 from polyglot_harness.utils.backends.docker.engine import engine_answers
@@ -37,12 +39,6 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 BENCHMARK_TARBALL = PROJECT_ROOT.parent / "shared" / "data" / "polyglot-benchmark-7e0611e.tar.gz"
 BENCHMARK_SHA256 = "e9e6cdcbde4aaae8cfd6c7738dfb2e8c84985e778e5c936f64afe26e9668ddfd"
 GATE_WORKERS = int(os.environ.get("POLYGLOT_GATE_WORKERS", "2"))
-
-
-@pytest.fixture(scope="session", autouse=True)
-def test_data_home():
-    yield TEST_DATA_HOME
-    shutil.rmtree(TEST_DATA_HOME, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
