@@ -6,12 +6,23 @@ skipped on a developer machine but FAIL under CI=true: CI must prove the real th
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Every checkout's default data folder (utils/checkout.py: default dataset, default runs) is
+# under this session's own folder, set before the package is imported and inherited by every
+# command a test runs: no test reads or writes the user's data, and a fresh clone depends on no
+# dataset another checkout prepared.
+TEST_DATA_HOME = Path(tempfile.mkdtemp(prefix="polyglot-harness-home-"))
+os.environ["POLYGLOT_HARNESS_HOME"] = str(TEST_DATA_HOME)
+atexit.register(shutil.rmtree, TEST_DATA_HOME, ignore_errors=True)
 
 from polyglot_harness.utils.records.dataset import load_dataset
 from polyglot_harness.utils.backends.docker.engine import engine_answers

@@ -21,8 +21,10 @@ from polyglot_harness.utils.records.dataset import load_dataset
 from .conftest import IN_CI, PROJECT_ROOT
 
 HYPERAGENTS_TARBALL = PROJECT_ROOT.parent / "shared" / "data" / "hyperagents-59a68f6.tar.gz"
-_NOT_COPIED = shutil.ignore_patterns(".git", "runs", "datasets", "__pycache__", "*.pyc", ".pytest_cache",
-                                     "node_modules", "target")
+# runs/, datasets/ and the metadata link: what older versions, or explicit paths, left in this
+# working tree (the link would point at this checkout's dataset, not the copy's).
+_NOT_COPIED = shutil.ignore_patterns(".git", "runs", "datasets", "polyglot_benchmark_metadata.json", "__pycache__",
+                                     "*.pyc", ".pytest_cache", "node_modules", "target")
 # What the oracle needs in the agent's image: HyperAgents' run_task_agent.py imports utils.git_utils,
 # which imports GitPython; the rest of its requirements (litellm, balrog, genesis, ...) are trimmed.
 TRIMMED_REQUIREMENTS = "GitPython==3.1.44\n"

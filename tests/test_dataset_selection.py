@@ -11,7 +11,14 @@ import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
+from .conftest import TEST_DATA_HOME  # noqa: E402
 from bench.prepare_speed import write_synthetic_exercise  # noqa: E402
+from polyglot_harness.utils.checkout import (  # noqa: E402
+    DEFAULT_OUTPUT_DIR,
+    checkout_key,
+    data_home,
+    default_dataset_dir,
+)
 from polyglot_harness.utils.prepare import prepare_dataset  # noqa: E402
 from polyglot_harness.utils.records.dataset import (  # noqa: E402
     DEFAULT_DATASET_DIR,
@@ -153,9 +160,34 @@ def test_malformed_subset_file_is_an_error(instances, tmp_path):
 # --- loading ------------------------------------------------------------------------------
 
 
-def test_default_dataset_dir_is_under_the_project():
-    assert DEFAULT_DATASET_DIR == PROJECT_ROOT / "datasets" / "polyglot"
+def test_default_dataset_dir_is_outside_the_checkout_in_its_data_folder():
+    """It used to be datasets/polyglot/ inside the checkout, which HyperAgents and DGM copy into
+    the repository their meta agent edits: the references and hidden tests went with it. Now it
+    is the checkout's data folder (keyed by its path; this session's POLYGLOT_HARNESS_HOME)."""
+    assert DEFAULT_DATASET_DIR == TEST_DATA_HOME / checkout_key(PROJECT_ROOT) / "datasets" / "polyglot"
+    assert not DEFAULT_DATASET_DIR.resolve().is_relative_to(PROJECT_ROOT)
+    assert DEFAULT_OUTPUT_DIR == TEST_DATA_HOME / checkout_key(PROJECT_ROOT) / "runs"
     assert SUBSETS_DIR == PROJECT_ROOT / "subsets"
+
+
+def test_data_folder_is_keyed_by_the_checkouts_resolved_path(tmp_path):
+    (tmp_path / "a" / "polyglot").mkdir(parents=True)
+    (tmp_path / "b" / "polyglot").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "a", target_is_directory=True)
+    environ = {"POLYGLOT_HARNESS_HOME": str(tmp_path / "home")}
+    first, second = (default_dataset_dir(tmp_path / name / "polyglot", environ) for name in ("a", "b"))
+    assert first != second, "two checkouts with the same folder name never share a default dataset"
+    assert default_dataset_dir(tmp_path / "link" / "polyglot", environ) == first, "the same checkout, however reached"
+    assert first.parent.parent.name.startswith("polyglot-")
+
+
+@pytest.mark.parametrize("environ, base", [
+    ({"POLYGLOT_HARNESS_HOME": "/data/h", "XDG_DATA_HOME": "/xdg"}, Path("/data/h")),
+    ({"XDG_DATA_HOME": "/xdg"}, Path("/xdg/polyglot-harness")),
+    ({}, Path.home() / ".local" / "share" / "polyglot-harness"),
+], ids=["POLYGLOT_HARNESS_HOME", "XDG_DATA_HOME", "home"])
+def test_data_folder_base_comes_from_the_environment(environ, base):
+    assert data_home(PROJECT_ROOT, environ) == base / checkout_key(PROJECT_ROOT)
 
 
 def test_missing_dataset_says_to_run_prepare(tmp_path):

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from polyglot_harness.utils.checkout import default_dataset_dir
+
 from .hosts import lineage_patch, place_checkout, reference_solutions, run_python
 
 pytestmark = pytest.mark.docker
@@ -127,7 +129,7 @@ def test_dgm_self_improve_step_calls_and_reads_the_run_reports_unchanged(tmp_pat
     completed = run_python(root, "-m", "polyglot.prepare_polyglot_dataset", "--benchmark_dir", str(benchmark_checkout),
                            "--instance_ids", ",".join(ids))
     assert completed.returncode == 0, completed.stderr[-2000:]
-    solutions = reference_solutions(root / "polyglot/datasets/polyglot", ids)
+    solutions = reference_solutions(default_dataset_dir(root / "polyglot"), ids)  # where it prepared by default
     # DGM's patches are diffs of its /dgm tree, where coding_agent_polyglot.py is coding_agent.py.
     (root / "coding_agent.py").rename(tmp_path / "swe_agent.py")
     (root / "coding_agent.py").write_text(CODING_AGENT)

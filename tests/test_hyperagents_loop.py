@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from polyglot_harness.utils.checkout import default_dataset_dir
+
 from .hosts import hyperagents_oracle_patch, hyperagents_root, run_python
 
 pytestmark = pytest.mark.docker
@@ -76,7 +78,7 @@ def test_hyperagents_documented_commands_run_from_its_root(tmp_path, benchmark_c
     root = hyperagents_root(tmp_path)
     printed = _prepare(root, benchmark_checkout)  # offline: --benchmark_dir; every instance
     assert "Prepared 225 instances" in printed
-    dataset = root / "domains/polyglot/datasets/polyglot"
+    dataset = default_dataset_dir(root / "domains/polyglot")
     patch = hyperagents_oracle_patch(root, dataset, _subset(root, "small")[:2], tmp_path / "oracle.diff")
     completed = run_python(root, "-m", "domains.polyglot.harness", "--subset", "small", "--output_dir",
                            "./outputs/initial_polyglot_0", "--model_name_or_path", "eval_run",
@@ -103,11 +105,13 @@ def test_hyperagents_generate_loop_stages_scores_and_reuses_verdicts_unchanged(t
     small, medium = _subset(root, "small"), _subset(root, "medium")
     selection = list(dict.fromkeys(small + medium))
     # The real-benchmark gate's preparation (expected test names recorded, shared with
-    # tests/test_real_benchmark.py), where the harness looks by default: the checkout's datasets/.
-    (root / "domains/polyglot/datasets").mkdir()
-    (root / "domains/polyglot/datasets/polyglot").symlink_to(real_dataset, target_is_directory=True)
+    # tests/test_real_benchmark.py), where the harness looks by default: the checkout's data
+    # folder (under this session's POLYGLOT_HARNESS_HOME, outside the checkout).
+    dataset = default_dataset_dir(root / "domains/polyglot")
+    dataset.parent.mkdir(parents=True)
+    dataset.symlink_to(real_dataset, target_is_directory=True)
     out = tmp_path / "outputs"
-    patch = hyperagents_oracle_patch(root, root / "domains/polyglot/datasets/polyglot", selection,
+    patch = hyperagents_oracle_patch(root, dataset, selection,
                                      out / "gen_1" / "agent_output" / "model_patch.diff")
     patch_sha, evaluator_sha = _sha(patch), _sha(root / "domains/polyglot/harness.py")
     metadata = _generation(out, 1, patch)
@@ -139,7 +143,7 @@ def test_hyperagents_generation_below_the_threshold_stops_after_stage_1(tmp_path
     _prepare(root, benchmark_checkout, "--instance_ids", ",".join(_subset(root, "small")))
     out = tmp_path / "outputs"
     # An oracle that knows no exercise: every instance ends empty_patch.
-    patch = hyperagents_oracle_patch(root, root / "domains/polyglot/datasets/polyglot", [],
+    patch = hyperagents_oracle_patch(root, default_dataset_dir(root / "domains/polyglot"), [],
                                      out / "gen_2" / "agent_output" / "model_patch.diff")
     metadata = _generation(out, 2, patch)
     completed = run_python(root, "-c", LOOP, str(out), "2", "-1")

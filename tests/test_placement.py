@@ -5,9 +5,13 @@ its own repository. Each host here is a real directory tree run by a real interp
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+from polyglot_harness.utils.checkout import default_dataset_dir
+from polyglot_harness.utils.records.dataset import METADATA_FILENAME
 
 from .conftest import PROJECT_ROOT, SAMPLES_DIR
 from .hosts import hyperagents_root, place_checkout
@@ -87,3 +91,41 @@ def test_standalone_script_and_import_beside_it_still_work():
                                            "print(harness.__module__)")
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "polyglot_harness.utils.run"
+
+
+def tree_files(root: Path) -> set[str]:
+    return {str(path.relative_to(root)) for path in root.rglob("*")
+            if not path.is_dir() and "__pycache__" not in path.parts}
+
+
+def test_default_preparation_writes_nothing_inside_the_checkout_but_the_metadata_link(tmp_path):
+    """The loops copy the checkout into what their meta agent edits (utils/checkout.py): the
+    default dataset goes to the checkout's data folder, and the upstream metadata path is a link
+    out of the checkout (its name is one both hosts leave out of agents' copies)."""
+    host = host_with_own_names(tmp_path / "host")
+    checkout = host / "evals" / "polyglot"
+    before = tree_files(checkout)
+    completed = run_in(host, "-m", "evals.polyglot.prepare_polyglot_dataset", "--benchmark_dir", str(SAMPLES_DIR))
+    assert completed.returncode == 0, completed.stderr
+    dataset = default_dataset_dir(checkout)
+    assert completed.stdout.rstrip().endswith(f"into {dataset}")
+    assert not dataset.resolve().is_relative_to(checkout.resolve())
+    assert tree_files(checkout) - before == {METADATA_FILENAME}
+    link = checkout / METADATA_FILENAME
+    assert link.is_symlink() and link.resolve() == (dataset / METADATA_FILENAME).resolve()
+    probe = ("from evals.polyglot.utils.settings import checked, run_config\n"
+             f"print(run_config(checked({{'dataset_path': {str(link)!r}}})).dataset)")
+    completed = run_in(host, "-c", probe)
+    assert completed.returncode == 0, completed.stderr
+    assert Path(completed.stdout.strip()) == dataset.resolve(), "upstream's default dataset_path reaches it"
+
+
+def test_a_data_folder_inside_the_checkout_is_refused_by_the_default_preparation(tmp_path):
+    host = host_with_own_names(tmp_path / "host")
+    checkout = host / "evals" / "polyglot"
+    environment = {**os.environ, "POLYGLOT_HARNESS_HOME": str(checkout / "data")}
+    completed = subprocess.run([sys.executable, "-m", "evals.polyglot.prepare_polyglot_dataset", "--benchmark_dir",
+                                str(SAMPLES_DIR)], cwd=host, env=environment, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 1
+    assert len(completed.stderr.strip().splitlines()) == 1 and "inside the checkout" in completed.stderr
+    assert not (checkout / "data").exists() and not (checkout / METADATA_FILENAME).exists()

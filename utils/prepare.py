@@ -7,8 +7,9 @@
 The input is a checkout in the upstream layout (`<language>/exercises/practice/<slug>/`);
 without --benchmark_dir, --benchmark_url (default: the upstream repository) is cloned
 shallowly into ~/.cache/polyglot-harness/benchmarks/<hash>/ and reused afterwards. The
-output layout is documented in utils/dataset.py; its default location, DEFAULT_DATASET_DIR,
-is where harness.py looks without flags.
+output layout is documented in utils/records/dataset.py; its default location, DEFAULT_DATASET_DIR,
+is where harness.py looks without flags: in the checkout's data folder, never inside the checkout
+(utils/checkout.py says why).
 
 Re-running gives byte-identical output. Everything is written to a staging directory
 beside the output and renamed into place at the end: on any error the previous output
@@ -44,7 +45,7 @@ from .records.dataset import (
     instance_repos_relpath,
     reference_relpath,
 )
-from .checkout import UPSTREAM_METADATA_LINK
+from .checkout import HOME_VARIABLE, UPSTREAM_METADATA_LINK, is_inside_checkout
 from .seam.errors import ImageError
 from .seam.errors import SandboxError
 from .records.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
@@ -443,6 +444,9 @@ def prepare_dataset(
     for language in languages or ():
         get_language(language)
     _check_output_location(benchmark_dir, output_dir)
+    is_default = output_dir == DEFAULT_DATASET_DIR.resolve()
+    if is_default:
+        _check_default_outside_checkout(output_dir)
     locations = _only(discover_exercises(benchmark_dir, languages), instance_ids)
     workers = workers or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -458,19 +462,29 @@ def prepare_dataset(
         _replace_directory(staging_dir, output_dir)
     finally:
         shutil.rmtree(staging_dir, ignore_errors=True)
-    if output_dir == DEFAULT_DATASET_DIR.resolve():
+    if is_default:
         _link_upstream_metadata_path(output_dir)
     counts = Counter(plan.exercise.location.language for plan in plans)
     return PrepareSummary(output_dir, dict(sorted(counts.items())), time.monotonic() - started)
 
 
+def _check_default_outside_checkout(output_dir: Path) -> None:
+    """The default dataset holds the answers; the loops copy the checkout into what their meta
+    agent edits (utils/checkout.py), so it never goes inside the checkout, even when told so."""
+    if is_inside_checkout(output_dir):
+        raise PrepareError(f"the default dataset folder {output_dir} is inside the checkout, where the loops' "
+                           f"copies of their repository would hold the answers; set {HOME_VARIABLE} to a "
+                           f"folder outside it (or pass --output_dir)")
+
+
 def _link_upstream_metadata_path(dataset_dir: Path) -> None:
     """The metadata also at the path upstream's preparation wrote it (checkout.py says why): a
-    relative link, so one file stays the only copy."""
+    link to the dataset outside the checkout (absolute: it leaves the checkout), so one file
+    stays the only copy and the checkout itself holds none."""
     link = UPSTREAM_METADATA_LINK
     if link.is_symlink() or link.exists():
         link.unlink()
-    link.symlink_to(os.path.relpath(dataset_dir / METADATA_FILENAME, link.parent))
+    link.symlink_to(dataset_dir / METADATA_FILENAME)
 
 
 def _only(locations: list[ExerciseLocation], instance_ids: Sequence[str] | None) -> list[ExerciseLocation]:
@@ -637,7 +651,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--output_dir", type=Path, default=DEFAULT_DATASET_DIR,
-        help=f"dataset directory, replaced atomically (default: {DEFAULT_DATASET_DIR}, where harness.py looks)",
+        help=f"dataset directory, replaced atomically (default: {DEFAULT_DATASET_DIR}, this checkout's data folder "
+             f"outside it ({HOME_VARIABLE}), where harness.py looks)",
     )
     parser.add_argument(
         "--languages",

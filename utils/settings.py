@@ -148,7 +148,8 @@ def _dataset_dir(value: Any) -> Path:
     if path.suffix == ".json":
         if path.name != METADATA_FILENAME:
             raise ValueError(f"the dataset {path} must be a prepared dataset directory or its {METADATA_FILENAME}")
-        return path.parent
+        # The checkout's own (upstream's default dataset_path) links to the default dataset's.
+        return path.resolve().parent if path.is_symlink() else path.parent
     return path
 
 
@@ -211,13 +212,13 @@ class RunConfig:
     model_name_or_path: str = setting(default_factory=_run_name, default_text="a timestamp",
                                       help="the run's name: its run directory and run report in output_dir are named after it")
     model_patch_paths: tuple[Path, ...] = setting((), help="patches applied in order to a copy of the agent")
-    output_dir: Path = setting(DEFAULT_OUTPUT_DIR, default_text="runs/ in the checkout",
+    output_dir: Path = setting(DEFAULT_OUTPUT_DIR, default_text=f"{DEFAULT_OUTPUT_DIR}, outside the checkout",
                                help="where the run report is written, and the run directory unless pred_dname "
                                     "says otherwise")
     pred_dname: Path | None = setting(None, default_text="output_dir",
                                       help="where the run directory (one folder of files per instance) is written "
                                            "(HyperAgents' and DGM's pred_dname)")
-    dataset: Path = setting(DEFAULT_DATASET_DIR, parse=_dataset_dir, default_text="datasets/polyglot/ in the checkout",
+    dataset: Path = setting(DEFAULT_DATASET_DIR, parse=_dataset_dir, default_text=f"{DEFAULT_DATASET_DIR}, outside the checkout",
                             help="the prepared dataset directory, or its polyglot_benchmark_metadata.json")
     instance_ids: tuple[str, ...] | None = setting(None, help="instances to run (after the subsets)")
     languages: tuple[str, ...] | None = setting(None, help="keep only these languages' instances")
