@@ -6,7 +6,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, plant_after
-from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
+from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
 
@@ -52,6 +52,27 @@ def leaf(reported: str) -> Leaf | None:
 
 PLANTER = Planter(("**/*_test.py", "**/test_*.py"), "snake", find_units, plant_file, leaf)
 
+# --- trusted grading (docker/python/polyglot_bridge/) ---------------------------------
+
+_PYTEST_ARGUMENTS = "-p no:cacheprovider -q -o addopts= -o junit_family=xunit2 --junitxml={report_dir}/junit.xml"
+
+# The test process runs pytest isolated (-I: neither /testbed nor PYTHON* variables on the
+# path) with the bridge's plugin, which serves every non-test module under /testbed from the
+# solution process; bridge.json beside the report says what the trusted side caught.
+TRUSTED = TrustedProcess(
+    solution_globs=("**/*.py",),
+    solver_command="python3 -I -m polyglot_bridge.solver {socket}",
+    test_command=(
+        "POLYGLOT_SOCKET={socket} POLYGLOT_EVENTS={report_dir}/bridge.json "
+        "python3 -I -m pytest -p polyglot_bridge.plugin " + _PYTEST_ARGUMENTS
+    ),
+    in_process=(
+        ("paasio", "its tests patch the module's `super` with a mock (SuperMock) that walks the caller's "
+                   "stack for the solution's own __init__ frame, and pass mocks the solution must subclass "
+                   "io.BufferedRandom around: the solution has to run in the test process"),
+    ),
+)
+
 # --- the language -----------------------------------------------------------------------
 
 LANGUAGE = LanguageSpec(
@@ -71,10 +92,8 @@ LANGUAGE = LanguageSpec(
     artifact_globs=COMMON_ARTIFACTS + ("**/__pycache__/**", "**/*.pyc", "**/.pytest_cache/**"),
     unskip_globs=(),
     unskip=no_unskip,
-    test_command=(
-        "python3 -m pytest -p no:cacheprovider -q -o addopts= -o junit_family=xunit2 "
-        "--junitxml={report_dir}/junit.xml"
-    ),
+    test_command="python3 -m pytest " + _PYTEST_ARGUMENTS,
+    trusted=TRUSTED,
     parse_results=runner_results.parse_junit_reports,
     # pytest collects only test_*.py / *_test.py, hidden files a patch cannot add: a test
     # function in a solution file never runs.

@@ -174,15 +174,18 @@ class SolutionModule(types.ModuleType):
             raise AttributeError(name)
         return BRIDGE.ask("getattr", self, name=name)
 
+    # What the tests set (mock.patch) is also kept here, as in a real module's __dict__:
+    # mock.patch reads __dict__ to tell a patched attribute from a missing one.
     def __setattr__(self, name: str, value: Any) -> None:
-        if name.startswith("__") or name.startswith("_polyglot"):
-            return super().__setattr__(name, value)
-        BRIDGE.ask("setattr", self, name=name, value=value)
+        if not (name.startswith("__") or name.startswith("_polyglot")):
+            BRIDGE.ask("setattr", self, name=name, value=value)
+        super().__setattr__(name, value)
 
     def __delattr__(self, name: str) -> None:
-        if name.startswith("__"):
-            return super().__delattr__(name)
-        BRIDGE.ask("delattr", self, name=name)
+        if not name.startswith("__"):
+            BRIDGE.ask("delattr", self, name=name)
+        if name in self.__dict__:
+            super().__delattr__(name)
 
 
 class TrustedBridge:
