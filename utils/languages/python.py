@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import re
 
+import dataclasses
+import json
+
 from ..judging import runner_results
+from ..outcomes import Reason
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, plant_after
 from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, no_unskip, origin_unknown
 
@@ -73,6 +77,23 @@ TRUSTED = TrustedProcess(
     ),
 )
 
+# What the trusted side refused (bridge.json: name -> count), most telling first.
+_CAUGHT_ORDER = (Reason.BRIDGE_BROKEN, Reason.SOLUTION_SWALLOWED_ASSERTION, Reason.DUNDER_RESULT_NOT_PLAIN,
+                 Reason.TEST_OBJECT_REFUSED, Reason.HANDLE_OPERATOR_WITH_VALUE, Reason.HANDLE_COMPARED_WITH_VALUE)
+
+
+def parse_report(files: dict[str, str]) -> runner_results.TestResults:
+    """pytest's JUnit XML, plus what the trusted test process caught (bridge.json, written
+    only by that process: the report directory is 0700 to it)."""
+    results = runner_results.parse_junit_reports(files)
+    try:
+        counts = json.loads(files.get("bridge.json", "{}"))
+    except ValueError:
+        counts = {}
+    caught = tuple(str(reason) for reason in _CAUGHT_ORDER if isinstance(counts, dict) and counts.get(str(reason)))
+    return dataclasses.replace(results, caught=caught)
+
+
 # --- the language -----------------------------------------------------------------------
 
 LANGUAGE = LanguageSpec(
@@ -94,7 +115,7 @@ LANGUAGE = LanguageSpec(
     unskip=no_unskip,
     test_command="python3 -m pytest " + _PYTEST_ARGUMENTS,
     trusted=TRUSTED,
-    parse_results=runner_results.parse_junit_reports,
+    parse_results=parse_report,
     # pytest collects only test_*.py / *_test.py, hidden files a patch cannot add: a test
     # function in a solution file never runs.
     test_file=origin_unknown,

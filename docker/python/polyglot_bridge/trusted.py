@@ -41,7 +41,7 @@ SERVED_DUNDERS = {"__iter__": iter, "__next__": next, "__len__": len, "__bool__"
 
 
 class Events:
-    """What the trusted side caught, for the report (names of the checks that fired)."""
+    """What the trusted side refused, by name (the harness's Reason values), for bridge.json."""
 
     def __init__(self) -> None:
         self.counts: dict[str, int] = {}
@@ -77,7 +77,7 @@ class Handle:
 
     def __eq__(self, other: Any) -> Any:
         if not isinstance(other, Handle):
-            EVENTS.note("handle_compared_with_plain_value")
+            EVENTS.note("handle_compared_with_value")
             return NotImplemented
         if "__eq__" in self._polyglot_dunders:
             return _typed(self._ask("__eq__", other), bool, "__eq__")
@@ -85,7 +85,7 @@ class Handle:
 
     def __ne__(self, other: Any) -> Any:
         if not isinstance(other, Handle):
-            EVENTS.note("handle_compared_with_plain_value")
+            EVENTS.note("handle_compared_with_value")
             return NotImplemented
         if "__ne__" in self._polyglot_dunders:
             return _typed(self._ask("__ne__", other), bool, "__ne__")
@@ -115,7 +115,7 @@ def _typed(value: Any, required: type, dunder: str) -> Any:
 def _binary(name: str) -> Callable[[Handle, Any], Any]:
     def operator(self: Handle, other: Any) -> Any:
         if not isinstance(other, Handle):
-            EVENTS.note("handle_operator_with_plain_value")
+            EVENTS.note("handle_operator_with_value")
             return NotImplemented
         return self._ask(name, other)
     operator.__name__ = name
@@ -136,7 +136,7 @@ def _exit(self: Handle, *args: Any) -> Any:
     suppress = self._ask("__exit__", *args)
     # A solution's __exit__ may swallow its own errors, never a failed assertion of the test.
     if suppress and len(args) > 1 and isinstance(args[1], AssertionError):
-        EVENTS.note("assertion_swallowed_by_solution")
+        EVENTS.note("solution_swallowed_assertion")
         return False
     return bool(suppress)
 
@@ -220,19 +220,21 @@ class TrustedBridge:
         return self.channel
 
     def import_module(self, name: str) -> Any:
-        try:
-            return self._connected().request("import", name=name)
-        except RemoteError as error:
-            raise self.rebuild(error.description) from None
+        return self._request("import", name=name)
 
     def ask(self, op: str, target: Any, **fields: Any) -> Any:
-        channel = self._connected()
         encoded = {key: self.codec.encode(value) for key, value in fields.items() if key in ("args", "kwargs", "value")}
         plain = {key: value for key, value in fields.items() if key not in ("args", "kwargs", "value")}
+        return self._request(op, target=self._home_id(target), **plain, **encoded)
+
+    def _request(self, op: str, **fields: Any) -> Any:
         try:
-            return channel.request(op, target=self._home_id(target), **plain, **encoded)
+            return self._connected().request(op, **fields)
         except RemoteError as error:
             raise self.rebuild(error.description) from None
+        except BridgeError:
+            EVENTS.note("bridge_broken")
+            raise
 
     # --- the solver's objects as ours -------------------------------------------------
 
@@ -299,7 +301,7 @@ class TrustedBridge:
         if op == "getattr":
             name = str(message.get("name"))
             if name.startswith("_"):
-                EVENTS.note("private_attribute_of_test_object")
+                EVENTS.note("test_object_refused")
                 raise PermissionError(f"the test process does not give out {name!r}")
             return getattr(target, name)
         args = self.codec.decode(message.get("args", {"t": []}))
@@ -312,7 +314,7 @@ class TrustedBridge:
             return target(*args, **kwargs)
         if op == "dunder" and message.get("name") in SERVED_DUNDERS:
             return SERVED_DUNDERS[message["name"]](target, *args)
-        EVENTS.note("refused_request_on_test_object")
+        EVENTS.note("test_object_refused")
         raise PermissionError(f"the test process does not serve {op!r} {message.get('name', '')!r}")
 
 
