@@ -40,10 +40,24 @@ class SolutionFinder(importlib.abc.MetaPathFinder):
         self.root = os.path.realpath(root)
 
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if not self._may_be_under_root(fullname, path):
+            return None  # the common case (the stdlib, pytest): no second path search
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not self._is_solution(spec):
             return None
         return importlib.machinery.ModuleSpec(fullname, SolutionLoader(), origin=spec.origin)
+
+    def _may_be_under_root(self, fullname: str, path: Any) -> bool:
+        if path is not None:  # a submodule: only a package under the root has it there
+            return any(os.path.realpath(entry).startswith(self.root + os.sep) for entry in path)
+        name = os.path.join(self.root, fullname)
+        return os.path.isdir(name) or any(entry.startswith(fullname + ".") for entry in self._root_entries())
+
+    def _root_entries(self) -> list[str]:
+        try:
+            return os.listdir(self.root)
+        except OSError:
+            return []
 
     def _is_solution(self, spec: importlib.machinery.ModuleSpec) -> bool:
         locations = [spec.origin] if spec.origin and spec.has_location else []
