@@ -8,7 +8,8 @@ project's grading code (utils/pipeline/grading.py, real Docker) twice: with the 
 TrustedProcess and with it removed (in-process, as before issue 24). References are graded
 the way preparation records them (a canary planted for every eligible test). Printed per
 exercise: the verdicts, whether the per-test outcomes (canaries separated) are identical,
-and the grading seconds; then the median and p90 of each mode. Exit status 1 when a
+and the grading seconds; then the median and p90 of each mode, and of the seconds trusted
+grading added to the same patch graded in-process right before it. Exit status 1 when a
 reference does not resolve under trusted grading or any per-test outcome differs.
 
 Without --dataset, the python exercises of ../shared/data's pinned benchmark are prepared
@@ -94,6 +95,8 @@ def compare(sandboxes: Sandboxes, image: str, instance: Instance, seconds: dict[
                            if before.outcomes.get(name) != after.outcomes.get(name))
         seconds["in_process"].append(before.seconds)
         seconds[after.isolation].append(after.seconds)
+        if after.isolation == "trusted_process":
+            seconds["added"].append(after.seconds - before.seconds)
         ok &= not differing and (kind == "stub" or after.resolved)
         line.append(f"{kind}: {'resolved' if before.resolved else before.reason} -> "
                     f"{'resolved' if after.resolved else after.reason} ({after.isolation}), "
@@ -115,7 +118,7 @@ def main() -> int:
         dataset = args.dataset or python_dataset(Path(workdir))
         instances = [instance for instance in load_dataset(dataset) if instance.language == "python"
                      and (not args.only or instance.instance_id.removeprefix("python__") in args.only)]
-        seconds: dict[str, list[float]] = {"in_process": [], "trusted_process": []}
+        seconds: dict[str, list[float]] = {"in_process": [], "trusted_process": [], "added": []}
         sandboxes = Sandboxes(provider, "trusted-fidelity")
         try:
             failures = [instance.instance_id for instance in instances
@@ -124,7 +127,8 @@ def main() -> int:
             sandboxes.close()
     for mode, values in seconds.items():
         if values:
-            print(f"{mode}: {len(values)} gradings, median {statistics.median(values):.2f}s, "
+            what = "trusted minus in-process, per pair" if mode == "added" else "gradings"
+            print(f"{mode}: {len(values)} {what}, median {statistics.median(values):.2f}s, "
                   f"p90 {percentile(values, 0.9):.2f}s")
     print(f"{len(instances) - len(failures)}/{len(instances)} exercises identical"
           + (f"; differing or unresolved: {', '.join(failures)}" if failures else ""))
