@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing
-from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
+from polyglot_harness.utils.pipeline.grading import TRUSTED_PROCESS, GradingRequest, grade
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.judging.runner_results import PASSED
@@ -87,6 +87,10 @@ def test_early_exit_with_fake_success_output_does_not_resolve(instance_id, sandb
     cheat_dir = EARLY_EXIT_DIR / instance.language / instance.task_name
     patch = patch_writing(instance, files_under(cheat_dir))
     outcome, _ = run_grading(sandboxes, language_images, instance, patch, tmp_path)
+    if outcome.isolation == TRUSTED_PROCESS:
+        # The exit runs in the solution process: it ends that process, never the test run.
+        assert not outcome.verdict.resolved and outcome.verdict.reason == "bridge_broken", outcome.verdict
+        return
     assert outcome.exec_result.exit_code == 0, "the fixture must forge the exit code to be a meaningful cheat"
     assert not outcome.verdict.resolved
     assert outcome.verdict.reason in ("no_test_results", "tests_failed", "expected_tests_missing")
