@@ -169,6 +169,35 @@ def test_arithmetic_between_a_handle_and_a_number_is_refused(tmp_path):
     assert run.caught.get("handle_operator_with_value"), run.caught
 
 
+def test_membership_of_a_test_value_is_decided_by_the_test_process(tmp_path):
+    run = run_bridge(tmp_path, """
+        class Bag:
+            def __contains__(self, item):
+                return True
+            def __iter__(self):
+                return iter([1, 2])
+        class Opaque:
+            def __contains__(self, item):
+                return True
+        def bag():
+            return Bag()
+        def opaque():
+            return Opaque()
+        """, """
+        import unittest
+        from subject import bag, opaque
+        class T(unittest.TestCase):
+            def test_member(self):
+                self.assertIn(2, bag())
+            def test_not_a_member(self):
+                self.assertIn("expected", bag())
+            def test_nothing_to_iterate(self):
+                self.assertIn("expected", opaque())
+        """)
+    assert run.outcomes == {"test_member": PASSED, "test_not_a_member": "failed",
+                            "test_nothing_to_iterate": "failed"}, run.output
+
+
 def test_solution_dunders_must_answer_with_the_type_python_requires(tmp_path):
     run = run_bridge(tmp_path, """
         class Weird:

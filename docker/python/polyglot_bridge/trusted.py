@@ -4,7 +4,8 @@ Rules (the README's "What a verdict means" states them as guarantees):
 - plain data arrives as exact builtin types (wire.py); anything else is a Handle;
 - a Handle never equals a value that is not a Handle (its == answers NotImplemented, so
   Python falls back to identity: False), and no operator between a Handle and a plain
-  value reaches the solver (ordering, arithmetic: TypeError);
+  value reaches the solver (ordering, arithmetic: TypeError; `value in handle` is decided
+  here, over what the handle yields);
 - handle-to-handle operators, len, bool, iteration, str/repr, ... are the solution's own,
   asked only when the solution's class defines them, and answers must have the type Python
   requires (bool, int, str), else TypeError;
@@ -141,10 +142,18 @@ def _exit(self: Handle, *args: Any) -> Any:
     return bool(suppress)
 
 
+def _contains(self: Handle, item: Any) -> bool:
+    if isinstance(item, Handle):
+        return _typed(self._ask("__contains__", item), bool, "__contains__")
+    # Membership of a test value is a comparison: the test process makes it, over what the
+    # solution's object yields (an always-true __contains__ must not answer assertIn).
+    return any(value is item or value == item for value in iter(self))
+
+
 _OPTIONAL = {
     **{name: _binary(name) for name in BINARY},
     **{name: _unary(name) for name in UNARY_RESULT if name not in ("__str__", "__repr__", "__hash__")},
-    "__contains__": lambda self, item: _typed(self._ask("__contains__", item), bool, "__contains__"),
+    "__contains__": lambda self, item: _contains(self, item),
     "__getitem__": lambda self, key: self._ask("__getitem__", key),
     "__setitem__": lambda self, key, value: self._ask("__setitem__", key, value),
     "__delitem__": lambda self, key: self._ask("__delitem__", key),
