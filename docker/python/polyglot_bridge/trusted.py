@@ -78,7 +78,8 @@ class Handle:
 
     def __eq__(self, other: Any) -> Any:
         if not isinstance(other, Handle):
-            EVENTS.note("handle_compared_with_value")
+            if other is not None:  # None: a solution that returned nothing, no claim of equality
+                EVENTS.note("handle_compared_with_value")
             return NotImplemented
         if "__eq__" in self._polyglot_dunders:
             return _typed(self._ask("__eq__", other), bool, "__eq__")
@@ -86,7 +87,8 @@ class Handle:
 
     def __ne__(self, other: Any) -> Any:
         if not isinstance(other, Handle):
-            EVENTS.note("handle_compared_with_value")
+            if other is not None:
+                EVENTS.note("handle_compared_with_value")
             return NotImplemented
         if "__ne__" in self._polyglot_dunders:
             return _typed(self._ask("__ne__", other), bool, "__ne__")

@@ -20,7 +20,6 @@ import base64
 import json
 import socket
 import struct
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 MAX_MESSAGE = 16 * 1024 * 1024  # bytes of one message; more is a protocol violation
@@ -39,12 +38,12 @@ class RemoteError(Exception):
         self.description = description
 
 
-@dataclass
 class HandleTable:
     """Objects this side lends to the peer, by id; the same object keeps its id."""
 
-    objects: dict[int, Any] = field(default_factory=dict)
-    ids: dict[int, int] = field(default_factory=dict)  # id(obj) -> handle id
+    def __init__(self) -> None:
+        self.objects: dict[int, Any] = {}
+        self.ids: dict[int, int] = {}  # id(obj) -> handle id
 
     def export(self, obj: Any) -> int:
         handle = self.ids.get(id(obj))
