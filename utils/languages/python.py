@@ -64,7 +64,9 @@ _PYTEST_ARGUMENTS = "-p no:cacheprovider -q -o addopts= -o junit_family=xunit2 -
 # path) with the bridge's plugin, which serves every non-test module under /testbed from the
 # solution process; bridge.json beside the report says what the trusted side caught.
 TRUSTED = TrustedProcess(
-    solution_globs=("**/*.py",),
+    # Every file the agent could see or write (data files a solution opens beside itself
+    # included); grading never copies a hidden one.
+    solution_globs=("**",),
     solver_command="python3 -I -m polyglot_bridge.solver {socket}",
     test_command=(
         "POLYGLOT_SOCKET={socket} POLYGLOT_EVENTS={report_dir}/bridge.json "
