@@ -1,5 +1,6 @@
 """Run agents on polyglot instances and grade them: the CLI (`python harness.py --help`,
-utils/cli.py) and the Python API `harness(...)` (utils/run.py), wherever the checkout sits."""
+utils/cli.py) and the Python API `harness(...)` (utils/run.py), wherever the checkout sits;
+`evaluate(task, patch)` and `tasks(...)` grade one patch at a time (utils/evaluate.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 
 from .utils.cli import main  # noqa: F401 - the API
 from .utils.run import HarnessError, RunOutcome, harness  # noqa: F401 - the API
+from .utils.evaluate import EvaluateError, Evaluator, Task, Verdict, evaluate, tasks  # noqa: F401 - one patch at a time
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -4,7 +4,8 @@
 set -eu
 cd "$(dirname "$0")"
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt \
-    -r requirements-ray.txt  # the Ray backend is an optional extra for users; its tests always run
+    -r requirements-ray.txt \
+    -r requirements-hosts.txt  # Ray: an optional extra for users; hosts: HyperAgents' loop imports these
 started_engine=0
 if ! ./docker/ensure_engine.sh status > /dev/null 2>&1; then
   ./docker/ensure_engine.sh start

@@ -67,7 +67,8 @@ def grade_once(sandboxes: Sandboxes, image: str, instance: Instance, language: L
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
         request = GradingRequest(language, instance.instance_id, tree, patch, instance.solution_paths,
                                  instance.hidden_paths, instance.expected_tests,
-                                 expected_skips=instance.expected_skips or (), plant_all_canaries=plant_all)
+                                 expected_skips=instance.expected_skips or (), plant_all_canaries=plant_all,
+                                 reference_dir=instance.reference_dir)
         return graded(grade(sandboxes, image, request))
 
 

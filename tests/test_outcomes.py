@@ -27,7 +27,8 @@ REASON_STRINGS = {
     "TEST_OBJECT_REFUSED": "test_object_refused",
     "HANDLE_OPERATOR_WITH_VALUE": "handle_operator_with_value",
     "HANDLE_COMPARED_WITH_VALUE": "handle_compared_with_value",
-    "PATCH_APPLY_FAILED": "patch_apply_failed", "DISK_LIMIT": "disk_limit", "PATCH_TOO_LARGE": "patch_too_large",
+    "PATCH_APPLY_FAILED": "patch_apply_failed", "DISK_LIMIT": "disk_limit",
+    "FORBIDDEN_CONSTRUCT": "forbidden_construct", "PATCH_TOO_LARGE": "patch_too_large",
     "PATCH_UNPARSEABLE": "patch_unparseable", "EMPTY_PATCH": "empty_patch",
     "INFRASTRUCTURE_FAILED": "infrastructure_failed", "AGENT_INTERRUPTED": "agent_interrupted",
     "GRADING_INFRASTRUCTURE_FAILED": "grading_infrastructure_failed", "UNEXPECTED_ERROR": "unexpected_error",
@@ -93,7 +94,8 @@ def test_result_json_keeps_the_shapes_of_tamper_suspicious_and_seconds():
     assert data["tamper"] == [{"path": "pig_test.py", "why": "test_file"}, {"path": "conftest.py", "why": "new_file"}]
     assert data["suspicious"] == [{"path": "pig.py", "kind": "early_exit", "line": "sys.exit(0)"}]
     assert data["seconds"] == {"agent": 1.5, "grading": 2.0, "tests": 1.25, "total": 4.0}
-    assert list(data) == list(InstanceResult.__dataclass_fields__)
+    single_attempt = [name for name in InstanceResult.__dataclass_fields__ if name != "attempt_results"]
+    assert list(data) == single_attempt, "every field in order; attempt_results only with attempts"
 
 
 def test_result_json_round_trips():

@@ -5,25 +5,12 @@ its own repository. Each host here is a real directory tree run by a real interp
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
-import pytest
-
-from .conftest import IN_CI, PROJECT_ROOT, SAMPLES_DIR
-
-HYPERAGENTS_TARBALL = PROJECT_ROOT.parent / "shared" / "data" / "hyperagents-59a68f6.tar.gz"
-_NOT_COPIED = shutil.ignore_patterns(".git", "runs", "datasets", "__pycache__", "*.pyc", ".pytest_cache",
-                                     "node_modules", "target")
-
-
-def place_checkout(destination: Path) -> Path:
-    """A copy of this checkout (working tree, as it is now) at `destination`."""
-    shutil.copytree(PROJECT_ROOT, destination, ignore=_NOT_COPIED, symlinks=True)
-    return destination
+from .conftest import PROJECT_ROOT, SAMPLES_DIR
+from .hosts import hyperagents_root, place_checkout
 
 
 def host_with_own_names(root: Path) -> Path:
@@ -76,24 +63,10 @@ def test_report_of_an_empty_folder_inside_a_host_repository_is_one_line(tmp_path
     assert len(completed.stderr.strip().splitlines()) == 1
 
 
-def _hyperagents(tmp_path: Path) -> Path:
-    if not HYPERAGENTS_TARBALL.is_file():
-        message = f"HyperAgents' code is not at {HYPERAGENTS_TARBALL} (../shared/data/README.md)"
-        if IN_CI:
-            pytest.fail(f"CI=true: {message}")
-        pytest.skip(message)
-    with tarfile.open(HYPERAGENTS_TARBALL) as archive:
-        archive.extractall(tmp_path, filter="data")
-    root = tmp_path / "hyperagents-59a68f6"
-    shutil.rmtree(root / "domains" / "polyglot")
-    place_checkout(root / "domains" / "polyglot")
-    return root
-
-
 def test_hyperagents_documented_preparation_command_runs_with_its_own_utils_on_the_path(tmp_path):
     """HyperAgents' README: `python -m domains.polyglot.prepare_polyglot_dataset` from its root,
     where its own top-level `utils` package lives (`--benchmark_dir`: offline)."""
-    root = _hyperagents(tmp_path)
+    root = hyperagents_root(tmp_path)
     assert (root / "utils" / "gl_utils.py").is_file() and not (root / "utils" / "dataset.py").exists()
     output = tmp_path / "dataset"
     completed = run_in(root, "-m", "domains.polyglot.prepare_polyglot_dataset", "--benchmark_dir", str(SAMPLES_DIR),

@@ -106,7 +106,7 @@ def test_only_plain_names_inside_the_run_directory_are_followed(name: str, plain
 # --- run_settings.json ---------------------------------------------------------------------------
 
 KEY = RunSettings("oracle", "oracle", "fb9641f0267f61c7", {"test_timeout": 120, "agent_timeout": 600, "model": None,
-                                                          "tries": 1})
+                                                          "tries": 1, "attempts": 1})
 
 
 def write_settings(tmp_path: Path, text: str) -> RunDirectory:
@@ -121,7 +121,7 @@ def test_settings_written_by_this_version_read_back_equal(tmp_path: Path):
     run.write_settings(KEY)
     assert json.loads(run.settings_path.read_text()) == {
         "agent": "oracle", "agent_hash": "oracle", "dataset_hash": "fb9641f0267f61c7", "test_timeout": 120,
-        "agent_timeout": 600, "model": None, "tries": 1}
+        "agent_timeout": 600, "model": None, "tries": 1, "attempts": 1}
     assert run.read_settings() == KEY and KEY.differing(run.read_settings()) == []
 
 
@@ -152,3 +152,24 @@ def test_a_field_of_the_wrong_type_differs_even_from_its_default(tmp_path: Path)
 
 def test_no_settings_file_reads_as_none(tmp_path: Path):
     assert RunDirectory(tmp_path / "missing_0").read_settings() is None
+
+
+def test_attempt_files_are_the_plain_names_for_attempt_1_and_the_same_names_in_attempt_k(tmp_path: Path):
+    run = RunDirectory(tmp_path / "run_0")
+    assert run.attempt("go__a", 1) == run.instance("go__a")
+    assert run.attempt("go__a", 3).result == tmp_path / "run_0" / "attempt3" / "go__a.json"
+    assert run.attempt("go__a", 3).transcript == tmp_path / "run_0" / "attempt3" / "go__a.md"
+    (tmp_path / "run_0" / "attempt3").mkdir(parents=True)
+    run.attempt("go__a", 3).result.write_text("{}")
+    assert run.result_paths() == [] and OutputDirectory(tmp_path).result_paths() == [], \
+        "readers of the run's results never count an attempt's own file as the instance's"
+
+
+def test_raising_attempts_resumes_and_any_other_change_of_them_does_not(tmp_path: Path):
+    saved = RunSettings.from_json(KEY.to_json() | {"attempts": 2})
+    more = RunSettings(KEY.agent, KEY.agent_hash, KEY.dataset_hash, {**KEY.settings, "attempts": 3})
+    fewer = RunSettings(KEY.agent, KEY.agent_hash, KEY.dataset_hash, {**KEY.settings, "attempts": 1})
+    assert more.differing(saved) == ["attempts"] and more.resume_conflicts(saved) == []
+    assert fewer.resume_conflicts(saved) == ["attempts"]
+    older = RunSettings.from_json({key: value for key, value in KEY.to_json().items() if key != "attempts"})
+    assert older.attempts == 1 and more.resume_conflicts(older) == [] and KEY.differing(older) == []

@@ -58,6 +58,11 @@ SAMPLES = {
     "backend_options": (["--backend_option", "address=auto"], {"address": "auto"}, '{ address = "auto" }',
                         {"address": "auto"}),
     "tries": (["--tries", "2"], 2, "2", 2),
+    "pred_dname": (["--pred_dname", "preds"], "preds", '"preds"', Path("preds")),
+    "agent_layout": (["--agent_layout", "dgm"], "dgm", '"dgm"', "dgm"),
+    "root_dir": (["--root_dir", "host"], "host", '"host"', Path("host")),
+    "attempts": (["--attempts", "3"], 3, "3", 3),
+    "num_evals_parallel": (["--num_evals_parallel", "5"], 5, "5", 5),
 }
 
 
@@ -222,7 +227,7 @@ def test_help_lists_every_setting_with_its_default():
 
 
 def test_resume_key_is_the_settings_declared_resume(tmp_path, monkeypatch):
-    assert RESUME_SETTINGS == ("test_timeout", "agent_timeout", "model", "tries")
+    assert RESUME_SETTINGS == ("test_timeout", "agent_timeout", "model", "tries", "attempts")
     agent = PreparedAgent("oracle", None, "oracle")
     config = run_config({"model": "m", "tries": 2, "max_workers": 7, "dataset": tmp_path})
     key = run_module.resume_key(agent, config)

@@ -45,11 +45,12 @@ def files_under(root: Path) -> dict[str, bytes]:
     return {path.relative_to(root).as_posix(): path.read_bytes() for path in root.rglob("*") if path.is_file()}
 
 
-def run_grading(sandboxes, language_images, instance, patch: str, tmp_path: Path):
+def run_grading(sandboxes, language_images, instance, patch: str, tmp_path: Path, source_policy: bool = True):
     test_tree = tmp_path / "tests"
     checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
     request = GradingRequest(LANGUAGES[instance.language], instance.instance_id, test_tree, patch,
-                             instance.solution_paths, instance.hidden_paths)
+                             instance.solution_paths, instance.hidden_paths, reference_dir=instance.reference_dir,
+                             source_policy=source_policy)
     return grade(sandboxes, language_images[instance.language], request), test_tree
 
 
@@ -86,7 +87,9 @@ def test_early_exit_with_fake_success_output_does_not_resolve(instance_id, sandb
     instance = sample_instances[instance_id]
     cheat_dir = EARLY_EXIT_DIR / instance.language / instance.task_name
     patch = patch_writing(instance, files_under(cheat_dir))
-    outcome, _ = run_grading(sandboxes, language_images, instance, patch, tmp_path)
+    # The runner's report on its own: the source policy refuses every early exit before it
+    # runs (tests/test_source_policy.py).
+    outcome, _ = run_grading(sandboxes, language_images, instance, patch, tmp_path, source_policy=False)
     if outcome.isolation == TRUSTED_PROCESS:
         # The exit runs in the solution process: it ends that process, never the test run.
         assert not outcome.verdict.resolved and outcome.verdict.reason == "bridge_broken", outcome.verdict

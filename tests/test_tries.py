@@ -240,6 +240,10 @@ def test_second_try_starts_from_the_first_tree_reads_the_feedback_and_resolves(
             GO: {"first": {"word_tally.go": GO_REFERENCE}, "second": {"word_tally.go": "package wordtally\n"}},
             JAVA: {}}
     monkeypatch.setenv("TEST_AGENT_PLAN", json.dumps(plan))
+    # The feedback on its own: the source policy refuses the leaking try before it runs
+    # (tests/test_source_policy.py), so it is switched off here to let the leak reach the output.
+    from polyglot_harness.utils.pipeline import grading
+    monkeypatch.setattr(grading, "source_policy_refusals", lambda *args: ())
 
     outcome = harness(dataset=sample_dataset, output_dir=tmp_path, progress=False, model_name_or_path="two",
                       agent=str(TWO_TRIES), instance_ids=[PYTHON, GO, JAVA], pass_env=["TEST_AGENT_PLAN"],

@@ -35,8 +35,9 @@ def test_the_solution_process_reaches_nothing_of_the_test_process(sandboxes, lan
     shutil.copy(PROBE / "test_probe_side.py", test_tree)  # a hidden test file: never copied to /solution
     patch = patch_writing(instance, {"probe_solver.py": (PROBE / "probe_solver.py").read_bytes()})
     language = dataclasses.replace(LANGUAGES["python"], trusted=PROBE_PROCESS)
+    # The probe reads /proc and opens sockets: the source policy would refuse it before it ran.
     request = GradingRequest(language, instance.instance_id, test_tree, patch,
-                             instance.solution_paths, instance.hidden_paths)
+                             instance.solution_paths, instance.hidden_paths, source_policy=False)
     outcome = grade(sandboxes, language_images["python"], request)
     assert outcome.isolation == TRUSTED_PROCESS
     failed = {case.name: case.message for case in outcome.results.cases if case.outcome != "passed"}

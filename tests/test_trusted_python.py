@@ -4,7 +4,8 @@ on real exercises of ../shared/data, graded through the project's grading code w
 Each attacker under tests/fixtures/trusted_attackers/python/<name>/ (attacker.json says how
 it wins when the solution shares the test process) must end unresolved, with the reason
 named after what the trusted side caught where it can tell. No canary is planted here (the
-dataset records no expected tests): the trusted process alone must hold.
+dataset records no expected tests) and the source policy is off: the trusted process alone
+must hold.
 """
 
 from __future__ import annotations
@@ -53,8 +54,10 @@ def grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_time
     with tempfile.TemporaryDirectory() as workdir:
         tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
+        # The source policy off: the trusted process must hold on its own (the policy refuses
+        # most of these attackers before anything runs: tests/test_source_policy.py).
         request = GradingRequest(language or instance.language_spec, instance.instance_id, tree, patch, instance.solution_paths,
-                                 instance.hidden_paths, test_timeout=test_timeout)
+                                 instance.hidden_paths, test_timeout=test_timeout, source_policy=False)
         return grade(sandboxes, image, request)
 
 

@@ -14,3 +14,7 @@ SUBSETS_DIR = PROJECT_ROOT / "subsets"
 DEFAULT_AGENT_DIR = PROJECT_ROOT / "agent"
 DEFAULT_DATASET_DIR = PROJECT_ROOT / "datasets" / "polyglot"
 DEFAULT_OUTPUT_DIR = PROJECT_ROOT / "runs"
+# Where HyperAgents' and DGM's own preparation left the metadata, and their loop code reads it
+# (DGM's self_improve_step opens polyglot/polyglot_benchmark_metadata.json): a link to the
+# default dataset's, made by the preparation. Both hosts keep this name out of agents' copies.
+UPSTREAM_METADATA_LINK = PROJECT_ROOT / "polyglot_benchmark_metadata.json"

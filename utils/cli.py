@@ -23,6 +23,7 @@ from .seam.agent import AgentPatchError
 from .seam.image_settings import ImageSettings
 from .seam.errors import SandboxError
 from .settings import RunConfig, given_on_command_line, parser, resolve, run_config
+from .views.report import attempt_lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,6 +83,8 @@ def print_summary(outcome: RunOutcome, tries: int) -> None:
           + (f", {len(report['unfinished_ids'])} unfinished" if report["unfinished_ids"] else "") + ")")
     if tries > 1:
         print(f"pass_rate_1 {report['pass_rate_1']:.4f}, pass_rate_2 {report['pass_rate_2']:.4f}")
+    for line in attempt_lines(report):  # --attempts K > 1: the buckets above are attempt 1's
+        print(line)
     for stage in outcome.stages:
         print(f"stage {stage.subset}: {stage.resolved}/{stage.instances} resolved (accuracy {stage.accuracy:.2f}, "
               f"threshold {stage.threshold if stage.threshold is not None else 'none'})")

@@ -6,7 +6,7 @@ they always held. A bucket says where an instance counts; a reason says why, in 
 
     Bucket.RESOLVED    ◀ Reason.TESTS_PASSED, Reason.BUILD_ONLY_PASSED (the verdict resolved)
     Bucket.UNRESOLVED  ◀ any other verdict reason, PATCH_APPLY_FAILED, DISK_LIMIT,
-                         PATCH_TOO_LARGE, PATCH_UNPARSEABLE
+                         FORBIDDEN_CONSTRUCT, PATCH_TOO_LARGE, PATCH_UNPARSEABLE
     Bucket.EMPTY_PATCH ◀ Reason.EMPTY_PATCH (nothing left to grade after filtering)
     Bucket.INCOMPLETE  ◀ INFRASTRUCTURE_FAILED, AGENT_INTERRUPTED, GRADING_INFRASTRUCTURE_FAILED
     Bucket.ERROR       ◀ Reason.UNEXPECTED_ERROR
@@ -72,6 +72,8 @@ class Reason(StrEnum):
     # --- grading (utils/grading.py) ----------------------------------------------------------
     PATCH_APPLY_FAILED = "patch_apply_failed"
     DISK_LIMIT = "disk_limit"                      # the test run outgrew the disk cap
+    # The source policy (utils/judging/source_policy.py) refused a kept file: nothing ran.
+    FORBIDDEN_CONSTRUCT = "forbidden_construct"
     # --- one instance end to end (utils/run_instance.py) -------------------------------------
     PATCH_TOO_LARGE = "patch_too_large"
     PATCH_UNPARSEABLE = "patch_unparseable"

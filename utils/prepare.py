@@ -44,6 +44,7 @@ from .records.dataset import (
     instance_repos_relpath,
     reference_relpath,
 )
+from .checkout import UPSTREAM_METADATA_LINK
 from .seam.errors import ImageError
 from .seam.errors import SandboxError
 from .records.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
@@ -457,8 +458,19 @@ def prepare_dataset(
         _replace_directory(staging_dir, output_dir)
     finally:
         shutil.rmtree(staging_dir, ignore_errors=True)
+    if output_dir == DEFAULT_DATASET_DIR.resolve():
+        _link_upstream_metadata_path(output_dir)
     counts = Counter(plan.exercise.location.language for plan in plans)
     return PrepareSummary(output_dir, dict(sorted(counts.items())), time.monotonic() - started)
+
+
+def _link_upstream_metadata_path(dataset_dir: Path) -> None:
+    """The metadata also at the path upstream's preparation wrote it (checkout.py says why): a
+    relative link, so one file stays the only copy."""
+    link = UPSTREAM_METADATA_LINK
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(os.path.relpath(dataset_dir / METADATA_FILENAME, link.parent))
 
 
 def _only(locations: list[ExerciseLocation], instance_ids: Sequence[str] | None) -> list[ExerciseLocation]:

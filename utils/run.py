@@ -18,19 +18,22 @@ import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from tqdm import tqdm
 
 from .checkout import DEFAULT_AGENT_DIR
-from .seam.agent import PreparedAgent, prepare_agent
+from .seam.agent import PreparedAgent, prepare_agent, prepare_layout_agent
+from .seam.agent_layouts import LAYOUTS, AgentLayout, detect_layout
 from .pipeline.agent_phase import AgentRunSettings
 from .records.dataset import SUBSETS_DIR, Instance, available_subsets, dataset_hash, load_dataset, select_instances
 from .seam.image_settings import ImageSettings
 from .languages import LANGUAGES
 from .outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
-from .records.results import InstanceResult, build_run_report, load_instance_results
+from .records.results import (InstanceResult, build_run_report, combine_attempts, load_instance_results,
+                              read_instance_result)
 from .records.run_dir import RunDirectory, RunSettings, write_atomic, write_json
 from .pipeline.instance import InstanceJob, RunCancelled, queued, run_instance
 from .pipeline.stages import Stage, StageError, StageResult, check_stages, ended_because, judge_stage, staged_report_json
@@ -54,6 +57,14 @@ class RunOutcome:
     ended_at_stage: str | None = None
     ended_because: str | None = None
 
+    def __iter__(self) -> Iterator[Path]:
+        """The run folders, as the loops' harness returned a list of them (DGM stores
+        `[str(d) for d in harness(...)]`): this run's one directory."""
+        return iter((self.run_dir,))
+
+    def __len__(self) -> int:
+        return 1
+
 
 @dataclass(frozen=True)
 class RunPlan:
@@ -62,8 +73,11 @@ class RunPlan:
     instances: tuple[Instance, ...]
     agent: PreparedAgent
     resume_key: RunSettings  # run_settings.json: what a resume must match
-    previous: dict[str, InstanceResult]  # finished verdicts reused
+    previous: dict[str, InstanceResult]  # finished verdicts reused (every attempt finished)
     predicted: dict[str, str] | None = None  # --predictions: instance id -> patch
+    # --attempts: instance id -> {attempt number: its finished result} for the instances some of
+    # whose attempts are still to run (a resume keeps those, runs the rest)
+    finished_attempts: dict[str, dict[int, InstanceResult]] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -93,10 +107,13 @@ def harness(
     model_name_or_path: str = UNSET,
     model_patch_paths: Sequence[str | os.PathLike] = UNSET,
     output_dir: str | os.PathLike = UNSET,
+    pred_dname: str | os.PathLike | None = UNSET,
     dataset: str | os.PathLike = UNSET,
     instance_ids: Sequence[str] | None = UNSET,
     languages: Sequence[str] | None = UNSET,
     agent: str = UNSET,
+    agent_layout: str = UNSET,
+    root_dir: str | os.PathLike | None = UNSET,
     test_timeout: int = UNSET,
     agent_timeout: int = UNSET,
     model: str | None = UNSET,
@@ -113,7 +130,12 @@ def harness(
     backend: str = UNSET,
     backend_options: Mapping[str, str] = UNSET,
     tries: int = UNSET,
+    attempts: int = UNSET,
+    num_evals_parallel: int = UNSET,
     ray_address: str = UNSET,  # an alias: backend_options={"address": ...}
+    test_task_list: Sequence[str] | None = UNSET,  # an alias: instance_ids (HyperAgents, DGM)
+    dataset_path: str | os.PathLike = UNSET,  # an alias: dataset, its metadata JSON (HyperAgents, DGM)
+    num_evals: int = UNSET,  # an alias: attempts (HyperAgents, DGM)
     **unknown: Any,
 ) -> RunOutcome:
     """Run (or resume) one evaluation; returns the results, the report and their paths.
@@ -132,7 +154,17 @@ def harness(
 
     `tries=2` is Aider's two-try protocol: an instance unresolved (or empty_patch) after its
     first try gets a second agent run from that try's working tree, with the trimmed test
-    output as a file (agent/README.md); the report adds pass_rate_1 and pass_rate_2."""
+    output as a file (agent/README.md); the report adds pass_rate_1 and pass_rate_2.
+
+    `attempts=K` (HyperAgents' `num_evals`) runs K independent attempts of each instance, each
+    from the same starting tree in a fresh container and graded on its own (`num_evals_parallel`
+    of one instance at once); accuracy_score is then the mean over attempts and the report adds
+    pass@k, pass^k and a 95 % interval (utils/records/results.py RunReport.attempts_json).
+
+    HyperAgents' and DGM's calls work unchanged (README, "Use it from HyperAgents / DGM"):
+    `test_task_list`, `dataset_path`, `pred_dname` (the run directory's parent), `root_dir` and
+    `agent_layout` (whose task agent runs), `num_evals` and `num_evals_parallel`; the
+    returned RunOutcome iterates over the run folders as their list did."""
     # The keywords as passed, read back from the frame: the signature is the list of names
     # (tests/test_settings.py holds it to the declarations), not a second place for defaults.
     passed = {name: value for name, value in locals().items() if name not in ("config", "unknown")}
@@ -160,7 +192,9 @@ def _run(config: RunConfig, earlier: dict[str, InstanceResult] | None = None) ->
 
 
 def _reusing(plan: RunPlan, earlier: dict[str, InstanceResult]) -> RunPlan:
-    return dataclasses.replace(plan, previous={**plan.previous, **_selected(earlier, list(plan.instances))})
+    previous = {**plan.previous, **_selected(earlier, list(plan.instances))}
+    partial = {key: value for key, value in plan.finished_attempts.items() if key not in previous}
+    return dataclasses.replace(plan, previous=previous, finished_attempts=partial)
 
 
 def _run_stages(config: RunConfig) -> RunOutcome:
@@ -172,7 +206,10 @@ def _run_stages(config: RunConfig) -> RunOutcome:
         subsets = tuple(earlier.subset for earlier in config.stages[:number])
         outcome = _run(dataclasses.replace(config, subset=subsets, stages=None), results)
         results = outcome.results
-        judged.append(judge_stage(stage, outcome.report["total_instances"], outcome.report["resolved_instances"]))
+        # With attempts, each instance counts its success rate: the threshold is on the mean over attempts.
+        resolved = sum((Fraction(result.attempt_count.successes, result.attempt_count.attempts)
+                        for result in outcome.results.values()), Fraction(0))
+        judged.append(judge_stage(stage, outcome.report["total_instances"], resolved))
         reason = ended_because(judged[-1], number == len(config.stages), outcome.interrupted)
         if reason is not None:
             break
@@ -208,13 +245,21 @@ def check_tries(config: RunConfig) -> None:
         raise HarnessError("--tries 2 needs an agent to run again; --predictions grades fixed patches")
 
 
+def check_attempts(config: RunConfig) -> None:
+    if config.attempts > 1 and config.predictions is not None:
+        raise HarnessError(f"--attempts {config.attempts} needs an agent to run again; --predictions grades "
+                           f"fixed patches")
+
+
 def check_config(config: RunConfig) -> None:
     """What a RunConfig must hold beyond each setting's own check (settings.py), which runs
     again here for a config built directly."""
     check_settings(config)
+    check_attempts(config)
     check_tries(config)
     check_stage_settings(config)
-    if config.predictions is None:
+    layout = agent_layout_of(config)
+    if config.predictions is None and layout is None:
         check_agent_model(config.agent, config.model, config.pass_env)
     for path in config.model_patch_paths:
         if not path.is_file():
@@ -229,12 +274,42 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
     if predicted is not None:
         instances = [instance for instance in instances if instance.instance_id in predicted]
     agent = (PreparedAgent("predictions", None, "predictions") if predicted is not None
-             else prepare_agent(config.agent, list(config.model_patch_paths), workdir))
+             else _prepare_agent(config, workdir))
     for warning in agent.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     key = resume_key(agent, config)
-    previous = _selected(_check_resume(config.run_dir, key, config.force), instances)
-    return RunPlan(config, tuple(instances), agent, key, previous, predicted)
+    finished = _check_resume(config.run_dir, key, config.force, instances, config.attempts)
+    previous = {instance_id: combine_attempts([attempts[number] for number in range(1, config.attempts + 1)])
+                for instance_id, attempts in finished.items() if len(attempts) == config.attempts}
+    partial = {instance_id: attempts for instance_id, attempts in finished.items() if instance_id not in previous}
+    return RunPlan(config, tuple(instances), agent, key, previous, predicted, partial)
+
+
+def agent_layout_of(config: RunConfig) -> AgentLayout | None:
+    """The host loop's agent layout that runs (None: --agent, this project's contract).
+    `auto`: the layout whose task agent root_dir (else the current directory) holds, unless
+    --agent names an agent; a root_dir that holds none is an error."""
+    if config.agent_layout in LAYOUTS:
+        return LAYOUTS[config.agent_layout]
+    agent_given = Path(config.agent).resolve() != DEFAULT_AGENT_DIR.resolve()
+    if config.agent_layout == "own" or agent_given:
+        return None
+    found = detect_layout(layout_root(config))
+    if found is None and config.root_dir is not None:
+        raise HarnessError(f"--root_dir {config.root_dir} holds no HyperAgents (task_agent.py, run_task_agent.py) or "
+                           f"DGM (coding_agent_polyglot.py) task agent; name --agent_layout or --agent")
+    return found
+
+
+def layout_root(config: RunConfig) -> Path:
+    return (config.root_dir or Path.cwd()).resolve()
+
+
+def _prepare_agent(config: RunConfig, workdir: Path) -> PreparedAgent:
+    layout = agent_layout_of(config)
+    if layout is None:
+        return prepare_agent(config.agent, list(config.model_patch_paths), workdir)
+    return prepare_layout_agent(layout, layout_root(config), list(config.model_patch_paths), workdir)
 
 
 def provision(plan: RunPlan, workdir: Path) -> Provisioned:
@@ -252,12 +327,18 @@ def provision(plan: RunPlan, workdir: Path) -> Provisioned:
     # Agents of one run must not reach each other: "bridge" means the run's own network.
     own_network = config.agent_network == "bridge" and not plan.agent.builtin and plan.predicted is None
     network = _run_network(provider, run_id) if own_network else config.agent_network
-    agent_settings = AgentRunSettings(config.agent_timeout, config.model, network, config.environment(), limits)
+    agent_settings = AgentRunSettings(config.agent_timeout, config.model, network,
+                                      config.environment(plan.agent.environment), limits)
     predicted = plan.predicted
+    # Attempt-major: every instance's attempt 1 queues before any attempt 2, so the attempts of
+    # one instance seldom wait on each other (--num_evals_parallel).
     jobs = tuple(InstanceJob(instance, plan.agent, images.agent[instance.language], images.grading[instance.language],
                              agent_settings, config.test_timeout, limits, run_id, config.name, config.run_dir,
-                             predicted.get(instance.instance_id) if predicted is not None else None, config.tries)
-                 for instance in plan.instances if instance.instance_id not in plan.previous)
+                             predicted.get(instance.instance_id) if predicted is not None else None, config.tries,
+                             attempt)
+                 for attempt in range(1, config.attempts + 1) for instance in plan.instances
+                 if instance.instance_id not in plan.previous
+                 and attempt not in plan.finished_attempts.get(instance.instance_id, {}))
     return Provisioned(provider, images, run_id, jobs)
 
 
@@ -267,9 +348,38 @@ def execute(plan: RunPlan, provisioned: Provisioned) -> tuple[dict[str, Instance
     run_dir.mkdir(parents=True, exist_ok=True)
     RunDirectory(run_dir).write_settings(plan.resume_key)
     results = dict(plan.previous)
+    attempts = AttemptCollector(plan.config.attempts, run_dir, plan.finished_attempts)
+    reused = len(plan.previous) * plan.config.attempts + attempts.finished_count
     interrupted = _execute(provisioned.provider, list(provisioned.jobs), results, max(1, plan.config.max_workers),
-                           provisioned.run_id, plan.config.progress, len(plan.previous))
+                           provisioned.run_id, plan.config.progress, reused, attempts,
+                           plan.config.num_evals_parallel)
     return results, interrupted
+
+
+class AttemptCollector:
+    """The attempts of each instance as they finish; once all of an instance's are in, its
+    result (utils/records/results.py combine_attempts), written to its result file. With one
+    attempt the attempt's result is the instance's (run_instance wrote it already)."""
+
+    def __init__(self, attempts: int, run_dir: Path, finished: Mapping[str, Mapping[int, InstanceResult]]) -> None:
+        self.attempts, self.run_dir = attempts, RunDirectory(run_dir)
+        self.done: dict[str, dict[int, InstanceResult]] = {key: dict(value) for key, value in finished.items()}
+
+    @property
+    def finished_count(self) -> int:
+        return sum(len(attempts) for attempts in self.done.values())
+
+    def add(self, instance_id: str, number: int, result: InstanceResult) -> InstanceResult | None:
+        """Attempt `number`'s result; the instance's result when it was the last one missing."""
+        if self.attempts == 1:
+            return result
+        attempts = self.done.setdefault(instance_id, {})
+        attempts[number] = result
+        if len(attempts) < self.attempts:
+            return None
+        combined = combine_attempts([attempts[k] for k in range(1, self.attempts + 1)])
+        write_atomic(self.run_dir.instance(instance_id).result, combined.to_json())
+        return combined
 
 
 def write_report(plan: RunPlan, results: dict[str, InstanceResult], interrupted: bool,
@@ -367,17 +477,35 @@ def resume_key(agent: PreparedAgent, config: RunConfig) -> RunSettings:
                        {name: getattr(config, name) for name in RESUME_SETTINGS})
 
 
-def _check_resume(run_dir: Path, key: RunSettings, force: bool) -> dict[str, InstanceResult]:
-    """Finished verdicts to reuse; refuses to mix runs whose settings differ."""
+def _check_resume(run_dir: Path, key: RunSettings, force: bool, instances: Sequence[Instance],
+                  attempts: int) -> dict[str, dict[int, InstanceResult]]:
+    """The finished attempts to reuse, per selected instance; refuses to mix runs whose settings
+    differ (more attempts than the run had is no difference: the missing ones run)."""
     if force or not run_dir.is_dir():
         return {}
     saved = RunDirectory(run_dir).read_settings()
-    differing = key.differing(saved) if saved is not None else []
+    differing = key.resume_conflicts(saved) if saved is not None else []
     if differing:
         raise HarnessError(f"{run_dir} holds results made with other settings ({', '.join(differing)} differ); "
                            f"use another --model_name_or_path or --force")
-    return {instance_id: result for instance_id, result in load_instance_results(run_dir).items()
-            if result.eval_result in FINISHED_BUCKETS}
+    wanted = {instance.instance_id for instance in instances}
+    return finished_attempts(RunDirectory(run_dir), wanted, attempts)
+
+
+def finished_attempts(run_dir: RunDirectory, instance_ids: set[str],
+                      attempts: int) -> dict[str, dict[int, InstanceResult]]:
+    """{instance id: {attempt number: its finished result}}: attempt 1 from the instance's own
+    result file (its top-level keys), attempt k from attempt<k>/ (RunDirectory.attempt)."""
+    found: dict[str, dict[int, InstanceResult]] = {}
+    for instance_id, result in load_instance_results(run_dir.path).items():
+        if instance_id in instance_ids and result.eval_result in FINISHED_BUCKETS:
+            found.setdefault(instance_id, {})[1] = result.without_attempts()
+    for number in range(2, attempts + 1):
+        for instance_id in sorted(instance_ids):
+            result = read_instance_result(run_dir.attempt(instance_id, number).result)
+            if result is not None and result.instance_id == instance_id and result.eval_result in FINISHED_BUCKETS:
+                found.setdefault(instance_id, {})[number] = result
+    return found
 
 
 def _selected(results: dict[str, InstanceResult], instances: list[Instance]) -> dict[str, InstanceResult]:
@@ -393,24 +521,43 @@ def _default_limits(workers: int, cpus: float | None, memory: str | None, pids: 
                   disk=size_in_bytes(disk) if disk else None)
 
 
+class AttemptGate:
+    """At most `parallel` attempts of one instance at once (--num_evals_parallel)."""
+
+    def __init__(self, parallel: int) -> None:
+        self.parallel = max(1, parallel)
+        self._gates: dict[str, threading.Semaphore] = {}
+        self._lock = threading.Lock()
+
+    def of(self, instance_id: str) -> threading.Semaphore:
+        with self._lock:
+            return self._gates.setdefault(instance_id, threading.Semaphore(self.parallel))
+
+
 def _run_queued(job: InstanceJob, index: int, stop: threading.Event, sandboxes: Sandboxes,
-                prestart: Prestart) -> InstanceResult:
-    prestart.starting(index)
-    return run_instance(sandboxes, job, stop, after_agent=lambda: prestart.agent_done(index))
+                prestart: Prestart, gate: AttemptGate) -> InstanceResult:
+    with gate.of(job.instance.instance_id):
+        if stop.is_set():
+            raise RunCancelled()
+        prestart.starting(index)
+        return run_instance(sandboxes, job, stop, after_agent=lambda: prestart.agent_done(index))
 
 
-def _execute(provider: SandboxProvider, jobs: list[InstanceJob], results: dict[str, InstanceResult], workers: int, run_id: str,
-             progress: bool, reused: int) -> bool:
+def _execute(provider: SandboxProvider, jobs: list[InstanceJob], results: dict[str, InstanceResult], workers: int,
+             run_id: str, progress: bool, reused: int, attempts: AttemptCollector, parallel: int = 1) -> bool:
+    """Every job (one attempt of one instance) run; the progress bar counts attempts."""
     stop = threading.Event()
     previous_handlers = _install_signal_handlers(stop)
-    bar = tqdm(total=len(jobs) + reused, initial=reused, disable=not progress, unit="inst", dynamic_ncols=True)
+    unit = "attempt" if attempts.attempts > 1 else "inst"
+    bar = tqdm(total=len(jobs) + reused, initial=reused, disable=not progress, unit=unit, dynamic_ncols=True)
     _update_bar(bar, results)
     sandboxes = Sandboxes(provider, run_id, background_removal=True)
     prestart = Prestart(sandboxes, [queued(job) for job in jobs], workers)
+    gate = AttemptGate(parallel)
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="instance") as executor:
             pending: dict[Future, InstanceJob] = {
-                executor.submit(_run_queued, job, index, stop, sandboxes, prestart): job
+                executor.submit(_run_queued, job, index, stop, sandboxes, prestart, gate): job
                 for index, job in enumerate(jobs)}
             while pending:
                 done, _ = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -428,7 +575,9 @@ def _execute(provider: SandboxProvider, jobs: list[InstanceJob], results: dict[s
                         if stop.is_set():
                             continue
                         result = record_unexpected(job, error)
-                    results[job.instance.instance_id] = result
+                    combined = attempts.add(job.instance.instance_id, job.attempt, result)
+                    if combined is not None:
+                        results[job.instance.instance_id] = combined
                     bar.update(1)
                     _update_bar(bar, results)
                 pending = {future: job for future, job in pending.items() if not future.cancelled()}
@@ -449,7 +598,8 @@ def record_unexpected(job: InstanceJob, error: Exception) -> InstanceResult:
                             eval_result=Bucket.ERROR, reason=Reason.UNEXPECTED_ERROR,
                             error=f"{type(error).__name__}: {error}", detail=trace[-4000:])
     try:
-        write_atomic(RunDirectory(job.output_dir).instance(job.instance.instance_id).result, result.to_json())
+        write_atomic(RunDirectory(job.output_dir).attempt(job.instance.instance_id, job.attempt).result,
+                     result.to_json())
     except OSError as write_error:
         print(f"error: cannot write {job.instance.instance_id}'s result: {write_error}", file=sys.stderr)
     return result

@@ -15,7 +15,9 @@ are written there and nowhere else. From the fields come:
 
 `ALIASES` names other spellings of a setting (or of one key of a mapping setting), accepted
 wherever a setting name is: `ray_address=X` is `backend_options={"address": X}`. The keywords of
-other harnesses (issue 26: `test_task_list`, `num_evals`, ...) are meant to land there as rows.
+the loops this harness serves unchanged (HyperAgents' and DGM's `harness(test_task_list=...,
+dataset_path=...)`) are rows there too; their own settings (`num_evals_parallel`, `pred_dname`, `root_dir`)
+are fields below with the meaning those loops give them, and `num_evals` is `attempts`.
 
 Precedence: a value given directly (a flag, a keyword of harness()) beats the run file, which
 beats the default. A mapping setting (`backend_options`) merges key by key in the same order.
@@ -55,7 +57,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .checkout import DEFAULT_AGENT_DIR, DEFAULT_DATASET_DIR, DEFAULT_OUTPUT_DIR
 from .pipeline.stages import Stage, StageError, parse_stages
+from .records.dataset import METADATA_FILENAME
 from .records.run_dir import RunDirectory
+from .seam.agent_layouts import LAYOUTS
 from .seam.registry import BACKENDS, is_backend
 
 
@@ -76,6 +80,7 @@ DEFAULT_PASS_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI
                     "AGENT_MAX_STEPS", "AGENT_MAX_WALL_TIME", "AGENT_MAX_TOKENS", "AGENT_CALL_TIMEOUT",
                     "AGENT_COMMAND_TIMEOUT", "AGENT_MAX_RETRIES", "AGENT_RETRY_BASE_DELAY", "AGENT_OUTPUT_LIMIT")
 AGENT_NETWORKS = ("bridge", "host", "none")
+AGENT_LAYOUT_CHOICES = ("auto", "own", *LAYOUTS)
 TRIES = (1, 2)  # Aider's leaderboard reports pass_rate_1 and pass_rate_2
 _SIZE = re.compile(r"[1-9][0-9]*(?:\.[0-9]+)?[bkmg]?", re.I)
 
@@ -133,6 +138,18 @@ def size_in_bytes(size: str) -> int:
     text = str(size).strip().lower()
     factor = units.get(text[-1], None)
     return int(float(text[:-1]) * factor) if factor else int(float(text))
+
+
+def _dataset_dir(value: Any) -> Path:
+    """The prepared dataset directory, or its metadata JSON (the loops' `dataset_path`)."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise ValueError(f"the dataset must be a path, got {value!r}")
+    path = Path(value)
+    if path.suffix == ".json":
+        if path.name != METADATA_FILENAME:
+            raise ValueError(f"the dataset {path} must be a prepared dataset directory or its {METADATA_FILENAME}")
+        return path.parent
+    return path
 
 
 def _stages(value: Any) -> tuple[Stage, ...]:
@@ -194,11 +211,24 @@ class RunConfig:
     model_name_or_path: str = setting(default_factory=_run_name, default_text="a timestamp",
                                       help="the run's name: its run directory and run report in output_dir are named after it")
     model_patch_paths: tuple[Path, ...] = setting((), help="patches applied in order to a copy of the agent")
-    output_dir: Path = setting(DEFAULT_OUTPUT_DIR, default_text="runs/ in the checkout", help="where run directories and reports are written")
-    dataset: Path = setting(DEFAULT_DATASET_DIR, default_text="datasets/polyglot/ in the checkout", help="the prepared dataset directory")
+    output_dir: Path = setting(DEFAULT_OUTPUT_DIR, default_text="runs/ in the checkout",
+                               help="where the run report is written, and the run directory unless pred_dname "
+                                    "says otherwise")
+    pred_dname: Path | None = setting(None, default_text="output_dir",
+                                      help="where the run directory (one folder of files per instance) is written "
+                                           "(HyperAgents' and DGM's pred_dname)")
+    dataset: Path = setting(DEFAULT_DATASET_DIR, parse=_dataset_dir, default_text="datasets/polyglot/ in the checkout",
+                            help="the prepared dataset directory, or its polyglot_benchmark_metadata.json")
     instance_ids: tuple[str, ...] | None = setting(None, help="instances to run (after the subsets)")
     languages: tuple[str, ...] | None = setting(None, help="keep only these languages' instances")
     agent: str = setting(str(DEFAULT_AGENT_DIR), default_text="the default agent, agent/ in the checkout", help="oracle | null | an agent directory")
+    agent_layout: str = setting("auto", check=_one_of(lambda: AGENT_LAYOUT_CHOICES),
+                                help="own (--agent: a directory with run_task_agent.py) | hyperagents | dgm (the task "
+                                     "agent of a host repository at root_dir) | auto: hyperagents or dgm when "
+                                     "root_dir (else the current directory) holds that repository's task agent and "
+                                     "--agent is not given, else own")
+    root_dir: Path | None = setting(None, default_text="the current directory",
+                                    help="the host repository whose task agent runs (agent_layout hyperagents | dgm)")
     # test_timeout .. model: the order of run_settings.json's keys, kept as it was.
     test_timeout: int = setting(120, check=_at_least(1, " of seconds"), resume=True,
                                 help="seconds a test run may take")
@@ -230,6 +260,13 @@ class RunConfig:
                          help="1 or 2: Aider's two-try protocol, an unresolved or empty_patch instance gets a "
                               "second agent run from its working tree with the trimmed test output; the report "
                               "adds pass_rate_1 and pass_rate_2")
+    attempts: int = setting(1, check=_at_least(1), resume=True,
+                            help="independent agent runs of each instance, each graded on its own (HyperAgents' "
+                                 "num_evals); with more than 1, accuracy_score is the mean over attempts and the "
+                                 "report adds pass@k, pass^k and a 95 percent interval; raising it on a finished run "
+                                 "adds the missing attempts")
+    num_evals_parallel: int = setting(1, check=_at_least(1), help="attempts of one instance run at once "
+                                                                  "(HyperAgents' and DGM's name)")
 
     @property
     def name(self) -> str:
@@ -238,15 +275,18 @@ class RunConfig:
 
     @property
     def run_dir(self) -> Path:
-        return RunDirectory.of(self.output_dir, self.name).path
+        """The run directory, in pred_dname when given, else in output_dir."""
+        return RunDirectory.of(self.pred_dname or self.output_dir, self.name).path
 
     @property
     def report_path(self) -> Path:
-        return RunDirectory.of(self.output_dir, self.name).report_path
+        """The run report, in output_dir: where both loops read run reports."""
+        return RunDirectory(self.run_dir).report_path_in(self.output_dir)
 
-    def environment(self) -> dict[str, str]:
-        """The variables passed to the agent (those set on this machine)."""
-        names = self.pass_env if self.pass_env is not None else DEFAULT_PASS_ENV
+    def environment(self, also_by_default: Sequence[str] = ()) -> dict[str, str]:
+        """The variables passed to the agent (those set on this machine): pass_env, else the
+        default list plus `also_by_default` (what a host loop's agent layout passes)."""
+        names = self.pass_env if self.pass_env is not None else (*DEFAULT_PASS_ENV, *also_by_default)
         return {key: os.environ[key] for key in names if key in os.environ}
 
 
@@ -262,6 +302,9 @@ class Alias:
 ALIASES: tuple[Alias, ...] = (
     Alias("ray_address", "backend_options", "address", help="--backend ray: the cluster, auto | HOST:PORT "
                                                             "(default $POLYGLOT_RAY_ADDRESS, else auto)"),
+    Alias("test_task_list", "instance_ids", help="HyperAgents' and DGM's name of the instance ids to run"),
+    Alias("dataset_path", "dataset", help="HyperAgents' and DGM's name: the metadata JSON of the prepared dataset"),
+    Alias("num_evals", "attempts", help="HyperAgents' and DGM's name of --attempts"),
 )
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ..judging import runner_results
+from ..judging import runner_results, source_facts
+from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
+                                     TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import Canary, CanaryError, Leaf, Planter, TestUnit, apply_edits, brace_depths, matching_brace
 from ..judging.runner_results import TestCase
 from .spec import COMMON_ARTIFACTS, LanguageSpec
@@ -94,6 +96,29 @@ def leaf(reported: str) -> Leaf | None:
 
 PLANTER = Planter(("src/test/**.java",), "lower_camel", find_units, plant_file, leaf)
 
+# --- the source policy (utils/judging/source_policy.py) ------------------------------------
+
+SOURCE_POLICY = SourcePolicy((".java",), source_facts.java_facts, rules(
+    ("junit", TEST_FRAMEWORK, NAME, r"^(org\.(junit|assertj|opentest4j|apiguardian|mockito)|junit)\b"),
+    ("junit_imports", TEST_FRAMEWORK, IMPORT, r"^(org\.(junit|assertj|opentest4j|apiguardian|mockito)|junit)\b"),
+    ("reflection", INTROSPECTION, NAME,
+     r"(^|\.)(setAccessible|trySetAccessible|getDeclaredField|getDeclaredFields|getDeclaredMethod"
+     r"|getDeclaredMethods|getDeclaredConstructor|getDeclaredConstructors|forName|privateLookupIn|defineClass"
+     r"|defineHiddenClass|getClassLoader|getSystemClassLoader|getContextClassLoader|loadClass|getAllStackTraces"
+     r"|getStackTrace|StackWalker|Unsafe|MethodHandles|ServiceLoader)(\(\))?$"
+     r"|(^|\.)(java\.lang\.(reflect|invoke|instrument|management)|sun\.|jdk\.internal|javax\.script|com\.sun\.)"),
+    ("process_control", PROCESS_CONTROL, NAME,
+     r"(^|\.)(System(\.|::)(exit|setOut|setErr|setIn|getProperty|getProperties|setProperty|clearProperty|getenv"
+     r"|setSecurityManager|console|load|loadLibrary|\*)|Runtime(\.|::)(getRuntime|halt|exit|\*)|ProcessBuilder"
+     r"|ProcessHandle|addShutdownHook|halt)(\(\))?$"),
+    ("file_access", TEST_SOURCES, NAME,
+     r"(^|\.)(java\.io\.(File|FileReader|FileInputStream|RandomAccessFile|FileWriter|FileOutputStream)"
+     r"|java\.nio\.(file|channels)|Files|Paths|FileReader|FileInputStream|RandomAccessFile|FileWriter"
+     r"|FileOutputStream|File|Path\.of)(\.|\(\)$|$)"),
+    ("test_source_strings", TEST_SOURCES, STRING,
+     r"(src/test|Test\.java|\.java$|TEST-|junit|/tmp/report|/proc/|/testbed|sun\.java\.command|test-results)"),
+))
+
 # --- the language -----------------------------------------------------------------------
 
 LANGUAGE = LanguageSpec(
@@ -107,6 +132,7 @@ LANGUAGE = LanguageSpec(
     canaries=PLANTER,
     image_recipe="java",
     version_command="javac -version",
+    source_policy=SOURCE_POLICY,
     hidden_globs=("src/test/**",),
     new_source_globs=("src/main/java/*.java",),
     never_keep_globs=(),

@@ -21,6 +21,7 @@ from typing import Callable
 from ..judging.canaries import Planter
 from ..judging.patches import SuspiciousFragment
 from ..judging.runner_results import TestCase, TestResults
+from ..judging.source_policy import SourcePolicy
 
 
 def path_matches(path: str, pattern: str) -> bool:
@@ -228,6 +229,9 @@ class LanguageSpec:
     canaries: Planter | None = None
     # A build file preparation must name the exercise in (see ExerciseNameLine).
     exercise_name_line: ExerciseNameLine | None = None
+    # Constructs no solution needs, refused in the kept files before anything runs
+    # (utils/judging/source_policy.py); None: the language has no policy.
+    source_policy: SourcePolicy | None = None
     # Regex fragments, by kind, of lines in a kept patch that could forge a verdict through
     # this language's runner (utils/judging/patches.py: audit_patch).
     suspicious: tuple[SuspiciousFragment, ...] = ()

@@ -132,9 +132,12 @@ def agent_sandbox_spec(image: str, agent: PreparedAgent, settings: AgentRunSetti
                        environment=tuple(sorted(settings.environment.items())))
 
 
+ATTEMPT_ENV = "POLYGLOT_ATTEMPT"  # which independent attempt (--attempts) this run is: 1, 2, ...
+
+
 def run_agent(sandboxes: Sandboxes, image: str, agent: PreparedAgent, instance: Instance,
               language: LanguageSpec, settings: AgentRunSettings, log: Callable[[str], None],
-              start: TryStart | None = None) -> AgentPhaseOutcome:
+              start: TryStart | None = None, attempt: int = 1) -> AgentPhaseOutcome:
     sandbox_spec = agent_sandbox_spec(image, agent, settings)
     network = sandbox_spec.network
     with sandboxes.start(sandbox_spec, instance.instance_id) as box, _starting_tree(instance, start, log) as tree:
@@ -146,7 +149,7 @@ def run_agent(sandboxes: Sandboxes, image: str, agent: PreparedAgent, instance: 
             return _run_builtin(box, instance, language, agent, log)
         _ignore_artifacts(box, tree.repo, language)
         try:
-            return _run_agent_command(box, instance, language, agent, settings, log, start is not None)
+            return _run_agent_command(box, instance, language, agent, settings, log, start is not None, attempt)
         except AgentNotStarted:
             raise  # the agent never ran: retried like any start-up failure
         except SandboxError as error:
@@ -196,11 +199,12 @@ def _run_builtin(box: Sandbox, instance: Instance, language: LanguageSpec, agent
 
 def _run_agent_command(box: Sandbox, instance: Instance, language: LanguageSpec, agent: PreparedAgent,
                        settings: AgentRunSettings, log: Callable[[str], None],
-                       with_feedback: bool = False) -> AgentPhaseOutcome:
-    command = agent_command(instance, language, settings, with_feedback)
+                       with_feedback: bool = False, attempt: int = 1) -> AgentPhaseOutcome:
+    command = agent_command(instance, language, settings, with_feedback, agent)
     log(f"$ {command}")
     environment = {"POLYGLOT_PROBLEM_STATEMENT": instance.problem_statement,
-                   "POLYGLOT_TEST_DESCRIPTION": test_description(language)}
+                   "POLYGLOT_TEST_DESCRIPTION": test_description(language),
+                   ATTEMPT_ENV: str(attempt)}
     if with_feedback:
         environment[FEEDBACK_ENV] = FEEDBACK_FILE
     try:
@@ -221,9 +225,12 @@ def _run_agent_command(box: Sandbox, instance: Instance, language: LanguageSpec,
 
 
 def agent_command(instance: Instance, language: LanguageSpec, settings: AgentRunSettings,
-                  with_feedback: bool = False) -> str:
+                  with_feedback: bool = False, agent: PreparedAgent | None = None) -> str:
+    """The contract's command line (agent/README.md) for the agent's entry point (a host loop's
+    layout names its own, and may take no --model)."""
+    entry_point = agent.entry_point if agent is not None else "run_task_agent.py"
     arguments = [
-        "python", f"{AGENT_DIR_IN_CONTAINER}/run_task_agent.py",
+        "python", f"{AGENT_DIR_IN_CONTAINER}/{entry_point}",
         "--problem_statement", '"$POLYGLOT_PROBLEM_STATEMENT"',
         "--git_dir", f"{TESTBED}/",
         "--chat_history_file", shlex.quote(f"{AGENT_DIR_IN_CONTAINER}/{transcript_name(instance.instance_id)}"),
@@ -232,7 +239,7 @@ def agent_command(instance: Instance, language: LanguageSpec, settings: AgentRun
         "--test_description", '"$POLYGLOT_TEST_DESCRIPTION"',
         "--language", language.name,
     ]
-    if settings.model:
+    if settings.model and (agent is None or agent.passes_model):
         arguments += ["--model", shlex.quote(settings.model)]
     if with_feedback:
         arguments += ["--test_feedback_file", FEEDBACK_FILE]

@@ -120,7 +120,8 @@ def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_tim
         request = GradingRequest(language, instance.instance_id, test_tree, patch, instance.solution_paths,
                                  instance.hidden_paths, expected_tests, test_timeout=test_timeout,
                                  expected_skips=expected_skips, grading_mode=instance.grading_mode,
-                                 canary_sources=canary_sources, plant_all_canaries=plant_all)
+                                 canary_sources=canary_sources, plant_all_canaries=plant_all,
+                                 reference_dir=instance.reference_dir)
         return grade(sandboxes, image, request)
 
 

@@ -4,6 +4,8 @@ Steps (host side first, so nothing the agent touched is reused):
 1. copy the test-commit tree into a directory grading owns;
 2. filter the model patch (judging/patches.py) and apply what is kept, with fallbacks; the
    language guard then restores any kept file it rejects (e.g. a Cargo.toml retargeting tests);
+   the language's source policy then reads the kept files (pipeline/source_check.py): a
+   refused construct is the verdict, `forbidden_construct`, and nothing runs;
 3. un-skip the tests (language spec);
 4. warm the language's shared build cache once from the pristine tree (utils/build_cache.py),
    copy the tree into a fresh container from the language image (network off), run the
@@ -34,6 +36,8 @@ from ..judging.runner_results import TestCase, TestResults
 from ..records.dataset import slug_of
 from ..seam.protocol import SOLUTION_UID, ExecResult, Limits, SandboxSpec
 from .pools import Sandboxes
+from .source_check import refused_constructs
+from ..judging.source_policy import summary
 from ..judging.verdict import GRADING_TESTS, Verdict, decide_separated
 
 TESTBED = "/testbed"
@@ -61,6 +65,12 @@ class GradingRequest:
     # The patch already filtered by the caller (run_instance filters once per instance);
     # None: grade() filters patch_text itself.
     filtered: FilteredPatch | None = None
+    # The instance's reference solution (dataset references/<id>): with the stub and the
+    # hidden tests, what the source policy allows for this exercise.
+    reference_dir: Path | None = None
+    # Read the kept files with the language's source policy before anything runs; off only
+    # where a test exercises a later defence on its own (tests/test_forgery.py).
+    source_policy: bool = True
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,11 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         guarded = guard_applied_files(tree, request.test_tree, request.language, filtered.kept_paths)
         for record in guarded:
             log(f"guard: {record.path} restored ({record.why})")
+        refused = source_policy_refusals(tree, request, filtered)
+        if refused:
+            log(f"source policy: {summary(refused, limit=20)}")
+            return GradingOutcome(Verdict(False, Reason.FORBIDDEN_CONSTRUCT, summary(refused)), filtered, apply_method,
+                                  TestResults(), None, "", time.monotonic() - started, guarded)
         unskip_tree(tree, request.language)
         planted = plant_canaries(tree, request)
         if planted:
@@ -182,6 +197,14 @@ def start_solution_process(box, tree: Path, trusted: TrustedProcess, language: L
     log(f"solution process (uid {SOLUTION_UID}, {SOLUTION_DIR}): {command}")
     box.exec(f"nohup setsid sh -c {shlex.quote(command)} </dev/null >/dev/null 2>&1 &", 30,
              workdir=SOLUTION_DIR, uid=SOLUTION_UID)
+
+
+def source_policy_refusals(tree: Path, request: GradingRequest, filtered: FilteredPatch):
+    """The source policy's refusals of the kept files (utils/pipeline/source_check.py)."""
+    if not request.source_policy:
+        return ()
+    return refused_constructs(request.language, tree, request.test_tree, request.reference_dir, filtered.kept_paths,
+                              request.solution_paths, request.hidden_paths)
 
 
 def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:

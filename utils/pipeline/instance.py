@@ -13,6 +13,11 @@ as a file. Its patch is a diff against the base commit, filtered and graded exac
 first try's, with fresh canaries. `incomplete` and `error` tries end the instance (a resume
 runs it again from try 1). The result's top-level keys are the last try's verdict;
 utils.results.combine_tries documents the rest.
+
+Attempts (`--attempts K`): a job is one attempt, run exactly like the only one (from the base
+repo, fresh containers, fresh canaries, its own tries); the agent reads its number in
+POLYGLOT_ATTEMPT. Its files are RunDirectory.attempt(instance_id, number)'s; the run
+(utils/run.py AttemptCollector) combines the attempts once all are in.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ class InstanceJob:
     output_dir: Path  # the run directory, <output_dir>/<model_name_or_path>_0 (RunDirectory)
     predicted_patch: str | None = None  # --predictions: grade this patch, run no agent
     tries: int = 1  # --tries: a failed try is followed by another, up to this many
+    attempt: int = 1  # --attempts: which independent attempt of the instance this job runs (1 .. K)
 
 
 def queued(job: InstanceJob) -> QueuedInstance:
@@ -94,6 +100,8 @@ class InstanceLog:
 def run_instance(sandboxes: Sandboxes, job: InstanceJob, stop: threading.Event,
                  after_agent: Callable[[], None] = lambda: None) -> InstanceResult:
     log = InstanceLog(_files(job).log)
+    if job.attempt > 1:
+        log(f"attempt {job.attempt}")
     started = time.monotonic()
     tries: list[InstanceResult] = []
     start: TryStart | None = None
@@ -166,7 +174,7 @@ def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes:
         result.attempts = attempt
         try:
             agent_run = run_agent(sandboxes, job.agent_image, job.agent, job.instance, language, job.agent_settings, log,
-                                  start)
+                                  start, job.attempt)
             break
         except AgentInterrupted as error:
             _check_stop(stop)
@@ -221,7 +229,8 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
         request = GradingRequest(language, instance.instance_id, test_tree, patch, instance.solution_paths,
                                  instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
-                                 canary_sources=instance.canary_sources, filtered=filtered)
+                                 canary_sources=instance.canary_sources, filtered=filtered,
+                                 reference_dir=instance.reference_dir)
         try:
             outcome = _grade_with_retries(job, request, log, stop, sandboxes)
         except SandboxError as error:
@@ -285,8 +294,8 @@ def _finish(job: InstanceJob, result: InstanceResult, started: float) -> Instanc
 
 
 def _files(job: InstanceJob) -> InstanceFiles:
-    """The instance's files in its run directory (utils/records/run_dir.py names them all)."""
-    return RunDirectory(job.output_dir).instance(job.instance.instance_id)
+    """The files of the job's attempt in its run directory (utils/records/run_dir.py names them all)."""
+    return RunDirectory(job.output_dir).attempt(job.instance.instance_id, job.attempt)
 
 
 def _check_stop(stop: threading.Event) -> None:

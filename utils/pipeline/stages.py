@@ -8,8 +8,9 @@ without one always lets the run continue.
 Accuracy of stage k = resolved / instances, over the instances of stages 1..k together (each
 id counted once, after --languages), where resolved counts those whose verdict is `resolved`:
 unresolved, empty_patch, error and incomplete instances count as not resolved, as in the
-report's accuracy_score. A stage passes when accuracy >= threshold (compared exactly: 4/10
-passes 0.4).
+report's accuracy_score. With --attempts K, an instance counts its success rate over its
+attempts (2 of 3 resolved: 2/3), so accuracy is the mean over attempts, as accuracy_score is.
+A stage passes when accuracy >= threshold (compared exactly: 4/10 passes 0.4).
 
 Pure functions only: the harness runs the stages (harness._run_stages).
 """
@@ -48,7 +49,7 @@ class StageResult:
     subset: str
     threshold: float | None
     instances: int   # instances of stages 1..k together
-    resolved: int    # of those, resolved
+    resolved: int | float  # of those, resolved (with --attempts: success rates summed, 6 places)
     accuracy: float  # resolved / instances, rounded to 6 places (0.0 for no instances)
     passed: bool     # no threshold, or accuracy >= threshold
 
@@ -90,12 +91,14 @@ def check_stages(stages: Sequence[Stage], known_subsets: Sequence[str]) -> None:
         raise StageError(f"--stages: subset(s) named twice: {', '.join(repeated)}")
 
 
-def judge_stage(stage: Stage, instances: int, resolved: int) -> StageResult:
-    """Stage k's result, given the number of instances of stages 1..k and how many are resolved."""
-    passed = stage.threshold is None or (instances > 0
-                                         and Fraction(resolved, instances) >= Fraction(str(stage.threshold)))
-    accuracy = round(resolved / instances, 6) if instances else 0.0
-    return StageResult(stage.subset, stage.threshold, instances, resolved, accuracy, passed)
+def judge_stage(stage: Stage, instances: int, resolved: int | Fraction) -> StageResult:
+    """Stage k's result, given the number of instances of stages 1..k and how many are resolved
+    (with attempts: their success rates summed, exactly)."""
+    score = Fraction(resolved)
+    passed = stage.threshold is None or (instances > 0 and score / instances >= Fraction(str(stage.threshold)))
+    accuracy = round(float(score) / instances, 6) if instances else 0.0
+    shown = int(score) if score.denominator == 1 else round(float(score), 6)
+    return StageResult(stage.subset, stage.threshold, instances, shown, accuracy, passed)
 
 
 def ended_because(result: StageResult, last: bool, interrupted: bool) -> str | None:

@@ -57,15 +57,23 @@ class LoadedRun:
         return build_run_report(name, ids, {instance_id: self.results[instance_id] for instance_id in ids})
 
 
-def load_output_dir(output_dir: str | Path, expected_num_tasks: int | None = None) -> LoadedRun:
-    """Every run directory's results under `output_dir`, the latest file per instance, scored
-    over expected_num_tasks when given (else over the instances found)."""
+def load_output_dir(output_dir: str | Path, expected_num_tasks: int | None = None,
+                    run_keyword: str | None = None) -> LoadedRun:
+    """Every run directory's results under `output_dir` (with `run_keyword`, those whose name
+    holds it, as HyperAgents' report matched its run files), the latest file per instance,
+    scored over expected_num_tasks when given (else over the instances found). A folder with
+    no result is a LoadError, not a 0/0 report."""
     output = OutputDirectory(output_dir)
     if not output.path.is_dir():
         raise LoadError(f"output directory {output.path} does not exist")
     if expected_num_tasks is not None and expected_num_tasks <= 0:
         raise LoadError("--expected_num_tasks must be positive")
-    return _loaded(output.path, output.result_paths(), "", expected_num_tasks)
+    paths = [path for path in output.result_paths() if run_keyword is None or run_keyword in path.parent.name]
+    loaded = _loaded(output.path, paths, run_keyword or "", expected_num_tasks)
+    if not loaded.results:
+        named = f" of a run named like {run_keyword!r}" if run_keyword is not None else ""
+        raise LoadError(f"{output.path} holds no instance results{named} (expected <name>_0/<instance_id>.json)")
+    return loaded
 
 
 def load_run_dir(run_dir: str | Path) -> LoadedRun:

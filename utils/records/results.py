@@ -5,6 +5,10 @@ try files) is utils/records/run_dir.py's, the one owner of the run directory; lo
 and scoring it once is utils/records/loaded_run.py's.
 A run with --tries 2 (Aider's two-try protocol, utils/pipeline/instance.py) keeps each earlier
 try's files under try names (run_dir.try_files); the plain names hold the last try's.
+A run with --attempts K > 1 (independent agent runs of each instance, utils/run.py) keeps each
+attempt's own result and files (run_dir.RunDirectory.attempt); the instance's result file keeps
+attempt 1's keys at its top level and lists every attempt under `attempt_results`, and the
+run report adds the estimators of utils/records/estimators.py (RunReport.attempts_json).
 A staged run (--stages) adds `stages`, `ended_at_stage` and `ended_because` to the run report:
 utils/pipeline/stages.py documents them.
 Buckets and reasons: utils/outcomes.py.
@@ -14,12 +18,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
+from fractions import Fraction
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 from ..outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
 from ..judging.patches import SuspiciousLine, TamperRecord
 from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
+from .estimators import Attempts, Interval, mean_pass_at_k, mean_pass_hat_k, mean_score_interval
 from .run_dir import RunDirectory, try_files
 
 # A failed try gets another (up to --tries): the buckets that count as failed tries. Aider
@@ -108,10 +115,42 @@ class InstanceResult:
     # grading and tests summed over the tries; total: the instance end to end).
     tries: list["TryRecord"] = field(default_factory=list)  # every try run, in order (TryRecord)
     resolved_at_try: int | None = None    # the try whose verdict was resolved (1, 2); None: none was
+    # --- attempts (--attempts K > 1: independent agent runs, each graded on its own) --------------
+    # Every key above is attempt 1's. `attempt_results` lists every attempt (AttemptRecord), in
+    # order; absent from the file with one attempt. Attempt k's own result file and files are
+    # RunDirectory.attempt(instance_id, k)'s (attempt<k>/<id>.json, ...).
+    attempt_results: list["AttemptRecord"] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """The result file's object: the fields above, in order, as JSON types."""
-        return asdict(self) | {"seconds": self.seconds.to_dict()}
+        """The result file's object: the fields above, in order, as JSON types (no
+        `attempt_results` key for a single attempt: such files read as they always did)."""
+        data = asdict(self) | {"seconds": self.seconds.to_dict()}
+        if not self.attempt_results:
+            del data["attempt_results"]
+        return data
+
+    @property
+    def attempt_count(self) -> Attempts:
+        """Successes (resolved attempts) out of the attempts run; a single attempt is its verdict."""
+        if not self.attempt_results:
+            return Attempts(int(self.eval_result == Bucket.RESOLVED), 1)
+        return Attempts(sum(record.eval_result == Bucket.RESOLVED for record in self.attempt_results),
+                        len(self.attempt_results))
+
+    @property
+    def usage_over_attempts(self) -> dict[str, Any]:
+        """agent_usage with its numeric USAGE_KEYS summed over every attempt (what the instance
+        cost); attempt 1's other keys (its model)."""
+        usage = self.agent_usage if isinstance(self.agent_usage, dict) else {}
+        if not self.attempt_results:
+            return usage
+        return usage | _summed_usage(record.agent_usage for record in self.attempt_results)
+
+    def without_attempts(self) -> "InstanceResult":
+        """Attempt 1's own result (this result without `attempt_results`)."""
+        single = InstanceResult.from_dict(self.to_dict())
+        single.attempt_results = []
+        return single
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False) + "\n"
@@ -130,6 +169,8 @@ class InstanceResult:
         known["tries"] = [TryRecord.from_dict(entry) for entry in known.get("tries") or [] if isinstance(entry, dict)]
         if not isinstance(known.get("resolved_at_try"), int):
             known["resolved_at_try"] = None
+        known["attempt_results"] = [AttemptRecord.from_dict(entry) for entry in known.get("attempt_results") or []
+                                    if isinstance(entry, dict)]
         return InstanceResult(**known)
 
     @property
@@ -181,6 +222,51 @@ class TryRecord:
         return TryRecord(**known)
 
 
+@dataclass
+class AttemptRecord:
+    """One attempt of an instance (`attempt_results` in the result file): its verdict, patch,
+    usage and timings; its full result and files are RunDirectory.attempt(instance_id, attempt)'s."""
+
+    attempt: int                          # 1 .. K
+    eval_result: Bucket | str
+    reason: Reason | str
+    detail: str = ""
+    model_patch: str = ""                 # this attempt's patch as produced
+    agent_usage: dict[str, Any] = field(default_factory=dict)  # its agent_usage (tries summed)
+    seconds: dict[str, float] = field(default_factory=dict)    # its PhaseSeconds
+    tests: dict[str, int] = field(default_factory=dict)
+    failed_tests: list[str] = field(default_factory=list)
+    canaries: list[str] = field(default_factory=list)  # planted in this attempt's grading (fresh each)
+    tries: int = 1                        # tries this attempt ran (--tries)
+    resolved_at_try: int | None = None
+    error: str = ""
+
+    @staticmethod
+    def of(number: int, result: InstanceResult) -> "AttemptRecord":
+        return AttemptRecord(number, result.eval_result, result.reason, result.detail, result.model_patch,
+                             dict(result.agent_usage), result.seconds.to_dict(), dict(result.tests),
+                             list(result.failed_tests), list(result.canaries), max(1, len(result.tries)),
+                             result.resolved_at_try, result.error)
+
+    @staticmethod
+    def from_dict(data: dict[str, Any]) -> "AttemptRecord":
+        known = {key: value for key, value in data.items() if key in AttemptRecord.__dataclass_fields__}
+        known.setdefault("attempt", 0)
+        known["eval_result"] = _member(Bucket, known.get("eval_result", Bucket.ERROR))
+        known["reason"] = _member(Reason, known.get("reason", ""))
+        return AttemptRecord(**known)
+
+
+def combine_attempts(attempts: Sequence[InstanceResult]) -> InstanceResult:
+    """The instance's result over its attempts (1, 2, ... in order): attempt 1's, unchanged
+    when it is the only one, else with every attempt listed in `attempt_results`."""
+    first = attempts[0].without_attempts()
+    if len(attempts) == 1:
+        return first
+    first.attempt_results = [AttemptRecord.of(number, result) for number, result in enumerate(attempts, 1)]
+    return first
+
+
 def combine_tries(tries: Sequence[InstanceResult]) -> InstanceResult:
     """The instance's result: the last try's verdict, every try in `tries`, usage and phase
     seconds summed (InstanceResult documents each key)."""
@@ -188,7 +274,7 @@ def combine_tries(tries: Sequence[InstanceResult]) -> InstanceResult:
     final.tries = [TryRecord.of(number, result, number == len(tries)) for number, result in enumerate(tries, 1)]
     final.resolved_at_try = next((number for number, result in enumerate(tries, 1)
                                   if result.eval_result == Bucket.RESOLVED), None)
-    final.agent_usage = dict(tries[-1].agent_usage) | _summed_usage(tries) if len(tries) > 1 else final.agent_usage
+    final.agent_usage = dict(tries[-1].agent_usage) | _summed_usage(result.agent_usage for result in tries) if len(tries) > 1 else final.agent_usage
     final.seconds = PhaseSeconds(**{name: _sum_or_none(getattr(result.seconds, name) for result in tries)
                                     for name in ("agent", "grading", "tests")})
     return final
@@ -236,7 +322,48 @@ class RunReport:
     instances_in_several_result_files: list[str] = field(default_factory=list)  # counted once
     # language -> {resolved id: the try that resolved it} (pass rates)
     resolved_tries: dict[str, dict[str, int]] = field(default_factory=dict)
+    # language -> {instance id: its successes out of its attempts} (--attempts; one attempt: its verdict)
+    attempt_counts: dict[str, dict[str, Attempts]] = field(default_factory=dict)
     schema_version: int = 1
+
+    @property
+    def attempts_per_instance(self) -> int:
+        """The most attempts any instance ran (1 for a run without --attempts)."""
+        return max([1, *(item.attempts for row in self.attempt_counts.values() for item in row.values())])
+
+    @property
+    def success_rate_sum(self) -> Fraction:
+        """The instances' success rates (successes / attempts) summed, exactly: the numerator of
+        accuracy_score, and of a stage's accuracy (utils/pipeline/stages.py)."""
+        return sum((Fraction(item.successes, item.attempts) for row in self.attempt_counts.values()
+                    for item in row.values()), Fraction(0))
+
+    @cached_property
+    def attempt_scores(self) -> dict[str, Any]:
+        """The estimators over the instances with a result, overall and per language
+        (attempts_json's keys but the per-instance counts); computed once (the bootstrap)."""
+        every = [item for row in self.attempt_counts.values() for item in row.values()]
+        return {**_estimates(every), "per_language": {language: _estimates(list(row.values()))
+                                                      for language, row in self.attempt_counts.items()}}
+
+    def attempts_json(self) -> dict[str, Any]:
+        """With more than one attempt per instance (--attempts K), else nothing:
+        `attempts_per_instance` (K); `successes_out_of_attempts` ({id: [successes, attempts]});
+        over the instances with a result, `pass_at_k` ({"1": .., "K": ..}: the unbiased pass@k
+        of Chen et al., for k up to the fewest attempts any instance ran; pass_at_k["1"] is the
+        mean success rate), `pass_hat_k` (all k drawn attempts succeed), `score_interval_95`
+        ({estimate, low, high}: the mean success rate with a 95 % nested-bootstrap interval,
+        instances resampled, then their attempts); and `attempt_scores_per_language` ({language:
+        those three}). utils/records/estimators.py defines each figure."""
+        if self.attempts_per_instance == 1:
+            return {}
+        counts = {instance_id: [item.successes, item.attempts] for row in self.attempt_counts.values()
+                  for instance_id, item in row.items()}
+        scores = self.attempt_scores
+        return {"attempts_per_instance": self.attempts_per_instance,
+                "successes_out_of_attempts": dict(sorted(counts.items())),
+                **{key: value for key, value in scores.items() if key != "per_language"},
+                "attempt_scores_per_language": scores["per_language"]}
 
     def pass_rate(self, tries: int, language: str | None = None) -> float:
         """Aider's pass_rate_<tries>: instances resolved by try `tries` (at try 1; at try 1 or 2)
@@ -261,8 +388,11 @@ class RunReport:
 
     @property
     def accuracy_score(self) -> float:
-        resolved = len(self.ids[Bucket.RESOLVED])
-        return round(resolved / self.total_instances, 6) if self.total_instances else 0.0
+        """The instances' success rates summed over total_instances: resolved / total_instances
+        with one attempt each, the mean over attempts with --attempts K (an unfinished instance
+        counts 0)."""
+        score = float(self.success_rate_sum)
+        return round(score / self.total_instances, 6) if self.total_instances else 0.0
 
     @property
     def resolved_stub_passes(self) -> int:
@@ -278,7 +408,7 @@ class RunReport:
     def run_report_json(self) -> dict[str, Any]:
         """`<name>_0.0.json`: counts and ids per bucket (`error_instances` counts error +
         incomplete), completed/unfinished ids, reasons by name, the run's name, build-only and
-        stub-passing ids, schema_version; then pass_rates_json's keys."""
+        stub-passing ids, schema_version; then pass_rates_json's keys and attempts_json's."""
         ids = self.ids
         return {
             "total_instances": self.total_instances, "submitted_instances": self.submitted_instances,
@@ -291,7 +421,7 @@ class RunReport:
             "unfinished_ids": self.unfinished_ids, "reasons": dict(sorted(self.reasons.items())),
             "model_name_or_path": self.model_name_or_path, "build_only_ids": self.build_only_ids,
             "stub_passes_ids": self.stub_passes_ids, "schema_version": self.schema_version,
-        } | self.pass_rates_json()
+        } | self.pass_rates_json() | self.attempts_json()
 
     def score_json(self) -> dict[str, Any]:
         """`report.json` (upstream-comparable names): accuracy_score = resolved / total_instances;
@@ -299,7 +429,7 @@ class RunReport:
         agent_usage; instances_in_several_result_files; resolved_with_suspicious_lines; graded_by
         (tests / build_only); stub_passes_ids, resolved_stub_passes and
         accuracy_score_excluding_stub_passes; then pass_rates_json's keys (Aider's pass_rate_1,
-        pass_rate_2, overall and per language)."""
+        pass_rate_2, overall and per language); then attempts_json's keys (--attempts K > 1)."""
         ids = self.ids
         return {
             "accuracy_score": self.accuracy_score,
@@ -321,7 +451,7 @@ class RunReport:
             "stub_passes_ids": self.stub_passes_ids,
             "resolved_stub_passes": self.resolved_stub_passes,
             "accuracy_score_excluding_stub_passes": self.accuracy_score_excluding_stub_passes,
-        } | self.pass_rates_json()
+        } | self.pass_rates_json() | self.attempts_json()
 
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "calls")
@@ -342,13 +472,34 @@ def build_run_report(model_name_or_path: str, selected_ids: Sequence[str], resul
         unfinished_ids=sorted(set(selected_ids) - set(by_id)),
         reasons=_count(result.reason for result in by_id.values()),
         per_language=_per_language(by_id.values()),
-        agent_usage=_summed_usage(by_id.values()),
+        agent_usage=_summed_usage(result.usage_over_attempts for result in by_id.values()),
         build_only_ids=[i for i, r in by_id.items() if r.grading_mode == GRADING_BUILD_ONLY],
         stub_passes_ids=[i for i, r in by_id.items() if r.stub_passes],
         resolved_with_suspicious_lines=[i for i, r in by_id.items() if r.eval_result == Bucket.RESOLVED and r.suspicious],
         instances_in_several_result_files=sorted(instances_in_several_result_files),
         resolved_tries=_resolved_tries(by_id.values()),
+        attempt_counts=_attempt_counts(by_id.values()),
     )
+
+
+def _attempt_counts(results: Iterable[InstanceResult]) -> dict[str, dict[str, Attempts]]:
+    table: dict[str, dict[str, Attempts]] = {}
+    for result in results:
+        table.setdefault(result.language or "?", {})[result.instance_id] = result.attempt_count
+    return dict(sorted(table.items()))
+
+
+def _estimates(instances: list[Attempts]) -> dict[str, Any]:
+    """pass_at_k, pass_hat_k (k up to the fewest attempts) and score_interval_95 of `instances`."""
+    fewest = min((item.attempts for item in instances), default=0)
+    interval = mean_score_interval(instances)
+    return {"pass_at_k": {str(k): round(mean_pass_at_k(instances, k), 6) for k in range(1, fewest + 1)},
+            "pass_hat_k": {str(k): round(mean_pass_hat_k(instances, k), 6) for k in range(1, fewest + 1)},
+            "score_interval_95": _interval_json(interval)}
+
+
+def _interval_json(interval: Interval) -> dict[str, float]:
+    return {"estimate": round(interval.estimate, 6), "low": round(interval.low, 6), "high": round(interval.high, 6)}
 
 
 def _resolved_tries(results: Iterable[InstanceResult]) -> dict[str, dict[str, int]]:
@@ -375,12 +526,12 @@ def _per_language(results: Iterable[InstanceResult]) -> dict[str, dict[str, int]
     return dict(sorted(table.items()))
 
 
-def _summed_usage(results: Iterable[InstanceResult]) -> dict[str, int]:
-    """USAGE_KEYS summed over the results whose agent_usage holds them as numbers."""
+def _summed_usage(usages: Iterable[Any]) -> dict[str, int]:
+    """USAGE_KEYS summed over the agent_usage objects that hold them as numbers."""
     usage = {key: 0 for key in USAGE_KEYS}
-    for result in results:
+    for agent_usage in usages:
         for key in USAGE_KEYS:
-            value = result.agent_usage.get(key) if isinstance(result.agent_usage, dict) else None
+            value = agent_usage.get(key) if isinstance(agent_usage, dict) else None
             if isinstance(value, (int, float)):
                 usage[key] += int(value)
     return usage

@@ -17,6 +17,11 @@ No other module builds these names (tests/test_run_dir.py greps for them). Layou
             <id>.try1.md, <id>.try1_eval.md,         an earlier try's files (--tries 2): the plain
             <id>.try1_eval.sh                        names always hold the last try's
             <id>.try2_feedback.md                    the feedback try 2 was given
+            attempt<k>/                              attempt k >= 2 of every instance (--attempts K):
+                <id>.json, <id>.md, <id>_docker.log, the same names as attempt 1's files above (the
+                <id>_eval.sh, <id>_eval.md, ...      plain names in <name>_0/), that attempt's own
+                                                     result and files; <name>_0/<id>.json lists every
+                                                     attempt under `attempt_results`
 """
 
 from __future__ import annotations
@@ -33,6 +38,12 @@ REPORT_JSON_FILE = "report.json"
 REPORT_HTML_FILE = "report.html"
 RUN_DIR_SUFFIX = "_0"          # HyperAgents' layout: <name>_0/ ...
 RUN_REPORT_SUFFIX = ".0.json"  # ... and <name>_0.0.json beside it
+ATTEMPT_DIR_PREFIX = "attempt"  # <name>_0/attempt2/: attempt 2's files (attempt 1's are the plain ones)
+
+
+def attempt_dir_name(number: int) -> str:
+    """The folder of attempt `number` >= 2 inside a run directory."""
+    return f"{ATTEMPT_DIR_PREFIX}{number}"
 
 
 @dataclass(frozen=True)
@@ -160,6 +171,18 @@ class RunSettings:
         return tries if type(tries) is int and tries >= 1 else 1
 
     @property
+    def attempts(self) -> int:
+        """The run's attempts per instance (1 when the file predates them or holds no whole number)."""
+        attempts = self.settings.get("attempts")
+        return attempts if type(attempts) is int and attempts >= 1 else 1
+
+    def resume_conflicts(self, saved: "RunSettings") -> list[str]:
+        """The fields that forbid resuming `saved`'s run with these settings: every differing
+        field, except `attempts` when it grows (a resume then adds the missing attempts)."""
+        grows = saved.readable and type(saved.settings.get("attempts")) is int and saved.attempts <= self.attempts
+        return [name for name in self.differing(saved) if not (name == "attempts" and grows)]
+
+    @property
     def known_dataset_hash(self) -> str | None:
         """The dataset hash when the file holds one (None: absent or empty)."""
         return self.dataset_hash if isinstance(self.dataset_hash, str) and self.dataset_hash else None
@@ -168,7 +191,7 @@ class RunSettings:
 _IDENTITY = ("agent", "agent_hash", "dataset_hash")
 # Settings that joined run_settings.json after runs were already written, with the value
 # every run before them had (not today's default, which may change).
-JOINED_LATER: Mapping[str, Any] = {"tries": 1}
+JOINED_LATER: Mapping[str, Any] = {"tries": 1, "attempts": 1}
 
 
 class RunDirectory:
@@ -196,12 +219,24 @@ class RunDirectory:
         """The harness's run report beside the directory: `<name>_0.0.json`."""
         return self.path.with_name(self.path.name + RUN_REPORT_SUFFIX)
 
+    def report_path_in(self, folder: str | Path) -> Path:
+        """The run report kept in another folder (the loops' output_dir, when their pred_dname
+        holds the run directory)."""
+        return Path(folder) / self.report_path.name
+
     @property
     def settings_path(self) -> Path:
         return self.path / RUN_SETTINGS_FILE
 
     def instance(self, instance_id: str) -> InstanceFiles:
         return InstanceFiles(self.path, instance_id)
+
+    def attempt(self, instance_id: str, number: int) -> InstanceFiles:
+        """Attempt `number`'s files of an instance: attempt 1's are the instance's own (plain
+        names, whose result file holds the instance's combined result once every attempt ran);
+        attempt k's the same names in attempt<k>/."""
+        folder = self.path if number == 1 else self.path / attempt_dir_name(number)
+        return InstanceFiles(folder, instance_id)
 
     def result_paths(self) -> list[Path]:
         """Every candidate result file (`*.json`, run_settings.json included: readers skip what

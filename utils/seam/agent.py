@@ -4,6 +4,11 @@
    the copy in order (HyperAgents' lineage semantics). A hunk whose file lies outside the
    agent tree is dropped with a warning; a patch that does not apply raises
    AgentPatchError naming the patch and the file. Input patch files are only read.
+   A host loop's task agent (utils/seam/agent_layouts.py: HyperAgents, DGM) is prepared the
+   same way from the files its layout names in the host repository; its lineage patches are
+   diffs against that repository (-p1), and a hunk for a file outside the layout (the loop's
+   own code, the harness folder: an agent must not edit its evaluator) is left out with one
+   warning, never failing the run.
 2. The tag is a content hash of (language image id, agent tree, patches). Its Dockerfile
    installs requirements.txt in a layer of its own BEFORE copying the code, so a code-only
    change reuses the engine's cached pip layer and rebuilds in seconds.
@@ -21,6 +26,7 @@ from typing import Callable
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from .agent_layouts import AgentLayout
 from .tree_hash import tree_hash
 
 AGENT_DIR_IN_CONTAINER = "/agent"
@@ -35,10 +41,13 @@ class AgentPatchError(ValueError):
 
 @dataclass(frozen=True)
 class PreparedAgent:
-    name: str            # oracle | null | the agent directory
+    name: str            # oracle | null | the agent directory | <layout>:<host repository>
     tree: Path | None    # the patched copy (None for built-in agents)
     agent_hash: str
     warnings: tuple[str, ...] = ()
+    entry_point: str = "run_task_agent.py"  # run from the tree with the contract's arguments
+    passes_model: bool = True               # whether --model is among them
+    environment: tuple[str, ...] = ()       # variables passed besides the default list (a layout's)
 
     @property
     def builtin(self) -> bool:
@@ -75,7 +84,49 @@ def prepare_agent(agent: str, patch_paths: list[Path], workdir: Path) -> Prepare
     return PreparedAgent(str(source), tree, tree_hash(tree)[:16], tuple(warnings))
 
 
-def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
+def prepare_layout_agent(layout: AgentLayout, root: Path, patch_paths: list[Path], workdir: Path) -> PreparedAgent:
+    """The task agent of the host repository at `root`, copied as `layout` lays it out, with
+    the lineage patches applied to the copy (hunks outside the layout left out, one warning each)."""
+    entry_source = next(source for source, inside in layout.files if inside == layout.entry_point)
+    if not (root / entry_source).is_file():
+        raise AgentPatchError(f"{root} holds no {entry_source}: not a {layout.name} repository (agent_layout "
+                              f"{layout.name}, root_dir {root})")
+    tree = workdir / "agent"
+    tree.mkdir(parents=True)
+    for source, inside in layout.files:
+        _copy_item(root / source, tree / inside)
+    if not (tree / "requirements.txt").exists():
+        (tree / "requirements.txt").write_text("")
+    warnings: list[str] = []
+    for patch_path in patch_paths:
+        warnings += _apply_layout_patch(tree, patch_path, layout)
+    return PreparedAgent(f"{layout.name}:{root}", tree, tree_hash(tree)[:16], tuple(warnings), layout.entry_point,
+                         layout.passes_model, layout.environment)
+
+
+def _copy_item(source: Path, destination: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, destination, ignore=_IGNORED)
+    elif source.is_file():
+        shutil.copy2(source, destination)
+
+
+def _apply_layout_patch(tree: Path, patch_path: Path, layout: AgentLayout) -> list[str]:
+    patch = _read_patch(patch_path)
+    kept = [patched for patched in patch if layout.holds(patched.path) and _is_plain(patched.path)]
+    left_out = sorted({patched.path for patched in patch} - {patched.path for patched in kept})
+    if kept:
+        _git_apply(tree, patch_path, kept, "-p1")
+    if not left_out:
+        return []
+    return [f"{patch_path}: left out the hunks for {', '.join(left_out)} (outside the {layout.name} agent's files)"]
+
+
+def _is_plain(path: str) -> bool:
+    return not path.startswith("/") and ".." not in Path(path).parts
+
+
+def _read_patch(patch_path: Path) -> PatchSet:
     try:
         text = patch_path.read_text(encoding="utf-8")
         patch = PatchSet(text)
@@ -84,6 +135,11 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
     if not len(patch):
         # A broken loop would otherwise evaluate the parent generation as if it were the child.
         raise AgentPatchError(f"{patch_path} holds no diff: nothing to apply to the agent")
+    return patch
+
+
+def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
+    patch = _read_patch(patch_path)
     warnings: list[str] = []
     kept: list[str] = []
     # A diff taken at this project's root names agent files as agent/...; then every other
@@ -98,11 +154,17 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
     if not kept:
         raise AgentPatchError(f"{patch_path} holds no change for the agent: every file it touches is outside "
                               f"the agent tree")
+    _git_apply(tree, patch_path, kept, "-p2" if rooted else "-p1")
+    return warnings
+
+
+def _git_apply(tree: Path, patch_path: Path, kept: list, strip: str) -> None:
+    """The kept file diffs applied to `tree` from a temporary file (the input is only read)."""
     with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as handle:
-        handle.write("".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in kept))
+        handle.write("".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in map(str, kept)))
         filtered = handle.name
     try:
-        completed = subprocess.run(["git", "apply", "--whitespace=nowarn", "-p2" if rooted else "-p1", filtered], cwd=tree,
+        completed = subprocess.run(["git", "apply", "--whitespace=nowarn", strip, filtered], cwd=tree,
                                    capture_output=True, text=True,
                                    env={"PATH": "/usr/bin:/bin", "GIT_CEILING_DIRECTORIES": str(tree.parent)})
     finally:
@@ -110,4 +172,3 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
     if completed.returncode != 0:
         detail = (completed.stderr or completed.stdout).strip().splitlines()
         raise AgentPatchError(f"{patch_path} does not apply to the agent: {detail[0] if detail else 'git apply failed'}")
-    return warnings

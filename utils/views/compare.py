@@ -16,6 +16,13 @@ Contract:
   accuracy denominators (it is not resolved there), as in report.json.
 - Newly resolved: not resolved in A, resolved in B; regressed: the reverse. McNemar's exact
   two-sided p-value is the binomial test of b = newly resolved against c = regressed, p = 1/2.
+  The flips are those of the instances' top-level verdicts (attempt 1's with --attempts).
+- The paired comparison (`paired`, utils/records/estimators.py paired_comparison) is on the
+  per-instance success rates (successes / attempts; 0 or 1 with one attempt) of the same
+  counted instances: B's mean minus A's, a two-sided sign-flip permutation p-value, and the
+  instances that would tell a difference of that size from noise (alpha 0.05, power 0.8) at
+  the observed spread, with the runs' attempts per instance. With one attempt each McNemar is
+  the figure to read; with attempts, the paired one.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from typing import Any, Mapping
 from ..outcomes import FINISHED_BUCKETS, Bucket
 from .pricing import PriceTable, RunCost, run_cost
 from ..records.loaded_run import LoadedRun, LoadError, load_run_dir
+from ..records.estimators import PairedComparison, paired_comparison
 from ..records.results import USAGE_KEYS, RunReport
 
 
@@ -103,6 +111,19 @@ class RunComparison:
     excluded: tuple[Excluded, ...]      # incomplete/error in either run
     notes: tuple[str, ...]
     languages: Mapping[str, str]        # common instance id -> its language (A's result; "?" if unset)
+    paired: PairedComparison | None = None  # per-instance success rates; None: no counted instance
+
+    @property
+    def attempts(self) -> dict[str, int]:
+        """Attempts per instance in each run (1 without --attempts)."""
+        return {"a": self.a.report.attempts_per_instance, "b": self.b.report.attempts_per_instance}
+
+    def paired_json(self) -> dict[str, Any] | None:
+        if self.paired is None:
+            return None
+        return {"instances": self.paired.instances, "mean_difference": round(self.paired.mean_difference, 6),
+                "p_value": self.paired.p_value, "exact": self.paired.exact,
+                "instances_needed": self.paired.instances_needed, "attempts": self.attempts}
 
     @property
     def mcnemar_p(self) -> float:
@@ -151,6 +172,7 @@ class RunComparison:
                          for e in self.excluded],
             "mcnemar": {"newly_resolved": len(self.newly_resolved), "regressed": len(self.regressed),
                         "p_value": self.mcnemar_p},
+            "paired": self.paired_json(),
             "per_language": self.per_language(), "reasons": self.reasons(), "usage": self.usage(),
             "cost": self.cost(), "notes": list(self.notes),
         }
@@ -186,7 +208,15 @@ def compare_runs(run_a: str | Path | LoadedRun, run_b: str | Path | LoadedRun,
                        if a not in FINISHED_BUCKETS or b not in FINISHED_BUCKETS),
         notes=tuple(_notes(loaded_a, loaded_b, len(common))),
         languages={i: loaded_a.results[i].language or "?" for i in common},
+        paired=_paired([loaded_a.results[i] for i, _, _ in counted], [loaded_b.results[i] for i, _, _ in counted]),
     )
+
+
+def _paired(results_a: list, results_b: list) -> PairedComparison | None:
+    if not results_a:
+        return None
+    return paired_comparison([result.attempt_count.rate for result in results_a],
+                             [result.attempt_count.rate for result in results_b])
 
 
 def _side(loaded: LoadedRun, common: list[str], prices: PriceTable | None) -> Side:
@@ -219,11 +249,32 @@ def _summary_lines(c: RunComparison) -> list[str]:
              f"flips: {len(c.newly_resolved)} newly resolved, {len(c.regressed)} regressed "
              f"({c.both_resolved} resolved in both, {c.neither_resolved} in neither); "
              f"exact McNemar p = {c.mcnemar_p:.4g}"]
+    lines += _paired_lines(c)
     lines += [f"  newly resolved: {', '.join(c.newly_resolved)}"] if c.newly_resolved else []
     lines += [f"  regressed: {', '.join(c.regressed)}"] if c.regressed else []
     if c.excluded:
         lines.append(f"excluded (incomplete/error in either run, not counted as flips): {len(c.excluded)}: "
                      + ", ".join(f"{e.instance_id} ({e.bucket_a} -> {e.bucket_b})" for e in c.excluded[:10]))
+    return lines
+
+
+def _paired_lines(c: RunComparison) -> list[str]:
+    """The paired test on success rates, and how many instances would settle the difference."""
+    paired = c.paired
+    if paired is None:
+        return []
+    attempts = c.attempts
+    each = (f"{attempts['a']} attempt(s) each" if attempts["a"] == attempts["b"]
+            else f"{attempts['a']} attempt(s) in A, {attempts['b']} in B")
+    lines = [f"paired on per-instance success rates ({paired.instances} instance(s), {each}): mean difference "
+             f"{paired.mean_difference:+.4f}, {'exact' if paired.exact else 'Monte Carlo'} sign-flip p = "
+             f"{paired.p_value:.4g}"]
+    if paired.instances_needed is None:
+        lines.append("instances needed: no difference (or no spread) to tell from noise")
+    else:
+        lines.append(f"instances needed to tell a difference of {paired.mean_difference:+.4f} from noise "
+                     f"(alpha 0.05, power 0.8, {each}): about {paired.instances_needed} "
+                     f"(compared: {paired.instances})")
     return lines
 
 

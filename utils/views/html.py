@@ -159,7 +159,8 @@ def instance_row(result: InstanceResult, prices: PriceTable | None) -> dict[str,
             "reason": str(result.reason), "passed": tests.get("passed"), "total": tests.get("total"),
             "seconds": result.seconds.total, "usd": None if cost is None or cost.usd is None else round(cost.usd, 6),
             "flagged": bool(result.tamper or result.suspicious),
-            "tries": max(1, len(result.tries)), "resolved_at_try": result.resolved_within}
+            "tries": max(1, len(result.tries)), "resolved_at_try": result.resolved_within,
+            "successes": [result.attempt_count.successes, result.attempt_count.attempts]}
 
 
 def instance_detail(result: InstanceResult, files: InstanceFiles | None, prices: PriceTable | None) -> dict[str, Any]:
@@ -183,7 +184,19 @@ def instance_detail(result: InstanceResult, files: InstanceFiles | None, prices:
         "transcript": _read_text(files.transcript) if files else None,
         "test_output": _read_text(files.eval_output) if files else None,
         "resolved_at_try": result.resolved_within, "tries": try_details(result, files),
+        "attempts": attempt_details(result),
     }
+
+
+def attempt_details(result: InstanceResult) -> list[dict[str, Any]]:
+    """Each attempt of an instance run more than once (--attempts): its verdict, tests, usage,
+    seconds and patch (attempt 1's is the detail's own); none for a single attempt."""
+    return [{"number": record.attempt, "bucket": str(record.eval_result), "reason": str(record.reason),
+             "detail": record.detail, "tests": record.tests if isinstance(record.tests, dict) else {},
+             "tries": record.tries, "usage": record.agent_usage if isinstance(record.agent_usage, dict) else {},
+             "seconds": record.seconds if isinstance(record.seconds, dict) else {},
+             "patch": [] if record.attempt == 1 else [f.to_json() for f in split_patch(record.model_patch, [], {})]}
+            for record in result.attempt_results]
 
 
 def try_details(result: InstanceResult, files: InstanceFiles | None) -> list[dict[str, Any]]:
@@ -250,7 +263,7 @@ def run_page(loaded: LoadedRun, prices: PriceTable | None) -> str:
     summary = loaded.report.score_json() | {"cost": _run_cost_summary(results.values(), prices)}
     page = {"kind": "run", "title": f"Run report: {loaded.source}", "buckets": list(BUCKETS),
             "run_dirs": sorted({str(run_dir.path) for run_dir in loaded.run_dirs.values()}), "summary": summary,
-            "tries": run_tries(loaded),
+            "tries": run_tries(loaded), "attempts": loaded.report.attempts_per_instance,
             "rows": [instance_row(result, prices) for result in results.values()]}
     details = [instance_detail(result, loaded.files(result.instance_id), prices) for result in results.values()]
     return render_page(page, details)
@@ -468,6 +481,7 @@ function renderDetail(d) {
   const tries = d.tries.length;
   box.append(el('h3', {}, d.id, ' ', el('span', {class: 'b-' + cls(d.bucket)}, d.bucket), ' · ', d.reason,
     tries ? ' · ' + triesText(tries, d.resolved_at_try) : null));
+  box.append(...renderAttempts(d));
   if (tries) box.append(...renderTries(d));
   if (d.detail) box.append(el('div', {}, d.detail));
   if (d.error) box.append(el('pre', {class: 'error'}, d.error));
@@ -506,6 +520,7 @@ function renderRunSummary() {
   box.replaceChildren(el('h2', {}, 'Summary'), el('div', {class: 'cards'},
     card('accuracy', (100 * s.accuracy_score).toFixed(1) + '%'),
     PAGE.tries > 1 ? [card('pass_rate_1', percent(s.pass_rate_1)), card('pass_rate_2', percent(s.pass_rate_2))] : null,
+    PAGE.attempts > 1 ? attemptCards(s) : null,
     card('resolved', s.total_resolved_instances + ' / ' + s.total_instances),
     PAGE.buckets.filter(b => b !== 'resolved').map(b => card(b, counts[b], 'b-' + b)),
     card('tokens', fmt(s.agent_usage.total_tokens)),
@@ -515,6 +530,7 @@ function renderRunSummary() {
     const late = PAGE.rows.filter(r => r.resolved_at_try === 2).map(r => r.id);
     notes.push('two tries (Aider\'s protocol): pass_rate_1 counts instances resolved at try 1, pass_rate_2 at try 1 or 2; resolved at try 2: ' + (late.join(', ') || 'none'));
   }
+  if (PAGE.attempts > 1) notes.push(PAGE.attempts + ' independent attempts per instance: accuracy is the mean success rate over attempts (pass@1), with its 95% interval (nested bootstrap); the bucket counts are attempt 1\'s; instances by successes: ' + successHistogram(s));
   if (s.stub_passes_ids.length) notes.push(s.stub_passes_ids.length + ' instance(s) resolve with the untouched stub; accuracy without them ' + (100 * s.accuracy_score_excluding_stub_passes).toFixed(1) + '%');
   if (s.resolved_with_suspicious_lines.length) notes.push('audit: resolved with suspicious kept lines: ' + s.resolved_with_suspicious_lines.join(', '));
   if (s.instances_in_several_result_files.length) notes.push('counted once (latest file): ' + s.instances_in_several_result_files.join(', '));
@@ -525,13 +541,40 @@ function renderRunSummary() {
   const langs = Object.entries(s.per_language);
   const costs = s.cost ? s.cost.per_language_usd : null;
   const rates = PAGE.tries > 1 ? s.pass_rates_per_language : null;
+  const scores = PAGE.attempts > 1 ? s.attempt_scores_per_language : null;
   document.getElementById('languages').replaceChildren(el('h2', {}, 'Per language'),
-    table(['language', 'total', ...PAGE.buckets, 'accuracy', ...(rates ? ['pass_rate_1', 'pass_rate_2'] : []), ...(costs ? ['cost USD'] : [])],
+    table(['language', 'total', ...PAGE.buckets, 'accuracy', ...(rates ? ['pass_rate_1', 'pass_rate_2'] : []),
+           ...(scores ? ['pass@1 (95% interval)', 'pass@' + PAGE.attempts, 'pass^' + PAGE.attempts] : []), ...(costs ? ['cost USD'] : [])],
       langs.map(([lang, row]) => [lang, row.total, ...PAGE.buckets.map(b => row[b] || 0),
         (100 * (row.resolved || 0) / (row.total || 1)).toFixed(1) + '%',
         ...(rates ? [percent((rates[lang] || {}).pass_rate_1), percent((rates[lang] || {}).pass_rate_2)] : []),
+        ...(scores ? scoreCells(scores[lang] || {}) : []),
         ...(costs ? [fmt(costs[lang], 4)] : [])]),
       i => i > 0));
+}
+function intervalText(i) { return i ? percent(i.estimate) + ' (' + percent(i.low) + '–' + percent(i.high) + ')' : '–'; }
+function attemptCards(s) {
+  const ks = Object.keys(s.pass_at_k).filter(k => k !== '1');
+  return [card('pass@1 (95% interval)', intervalText(s.score_interval_95)),
+    ...ks.map(k => card('pass@' + k, percent(s.pass_at_k[k]))), ...ks.map(k => card('pass^' + k, percent(s.pass_hat_k[k])))];
+}
+function scoreCells(scores) {
+  const k = String(PAGE.attempts);
+  return [intervalText(scores.score_interval_95), percent((scores.pass_at_k || {})[k]), percent((scores.pass_hat_k || {})[k])];
+}
+function successHistogram(s) {
+  const counts = {};
+  for (const [c, n] of Object.values(s.successes_out_of_attempts)) counts[c + '/' + n] = (counts[c + '/' + n] || 0) + 1;
+  return Object.entries(counts).sort().map(([key, n]) => n + ' at ' + key).join(', ');
+}
+function renderAttempts(d) {
+  if (!d.attempts || !d.attempts.length) return [];
+  const parts = [el('h3', {}, 'Attempts (' + d.attempts.filter(a => a.bucket === 'resolved').length + ' of ' + d.attempts.length + ' resolved; the sections below are attempt 1\'s)'),
+    table(['attempt', 'bucket', 'reason', 'tests', 'tries', 'tokens', 'seconds'], d.attempts.map(a => [a.number,
+      el('span', {class: 'b-' + cls(a.bucket)}, a.bucket), a.reason, countsText(a.tests), a.tries,
+      fmt((a.usage || {}).total_tokens), fmt((a.seconds || {}).total, 1)]), i => i >= 4)];
+  for (const a of d.attempts.filter(a => a.patch.length)) parts.push(el('details', {}, el('summary', {}, 'attempt ' + a.number + ': patch'), ...patchBlocks(a.patch)));
+  return parts;
 }
 function select(name, label, options, state, defaultText) {
   const node = el('select', {name}, el('option', {value: ''}, defaultText || 'all'),
@@ -549,7 +592,7 @@ function runTable(state) {
   const rows = PAGE.rows.map((row, index) => ({row, index})).filter(({row}) =>
     (!state.bucket || row.bucket === state.bucket) && (!state.lang || row.language === state.lang) &&
     (!state.reason || row.reason === state.reason) && triesFilter(state['try'], row));
-  const tries = PAGE.tries > 1;
+  const tries = PAGE.tries > 1, attempts = PAGE.attempts > 1;
   if (state.sort === 'time') rows.sort((x, y) => (y.row.seconds ?? -1) - (x.row.seconds ?? -1));
   const body = el('tbody');
   for (const {row, index} of rows) {
@@ -560,12 +603,14 @@ function runTable(state) {
       el('td', {}, row.language), el('td', {class: 'b-' + cls(row.bucket)}, row.bucket), el('td', {}, row.reason),
       el('td', {class: 'num'}, row.total === null || row.total === undefined ? '–' : row.passed + '/' + row.total),
       tries ? el('td', {class: row.resolved_at_try === 2 ? 'b-resolved late' : ''}, triesText(row.tries, row.resolved_at_try)) : null,
+      attempts ? el('td', {class: 'num successes'}, row.successes[0] + '/' + row.successes[1]) : null,
       el('td', {class: 'num'}, fmt(row.seconds, 1)), el('td', {class: 'num'}, fmt(row.usd, 4)));
     tr.addEventListener('click', () => toggle(state, row.id));
     body.append(tr);
-    if (open) body.append(el('tr', {class: 'detail'}, el('td', {colspan: tries ? 8 : 7}, renderDetail(detail(index)))));
+    if (open) body.append(el('tr', {class: 'detail'}, el('td', {colspan: 7 + tries + attempts}, renderDetail(detail(index)))));
   }
-  const head = ['instance', 'language', 'bucket', 'reason', 'tests passed', ...(tries ? ['tries'] : []), 'seconds', 'cost USD'];
+  const head = ['instance', 'language', 'bucket', 'reason', 'tests passed', ...(tries ? ['tries'] : []),
+    ...(attempts ? ['successes'] : []), 'seconds', 'cost USD'];
   return [el('div', {id: 'count'}, 'showing ' + rows.length + ' of ' + PAGE.rows.length + ' instances'),
     el('table', {id: 'instance-table'}, el('thead', {}, el('tr', {}, head
       .map(h => el('th', {class: ['tests passed', 'seconds', 'cost USD'].includes(h) ? 'num' : ''}, h)))), body)];
@@ -595,7 +640,10 @@ function renderCompareSummary() {
       card('accuracy A', (100 * c.run_a.accuracy).toFixed(1) + '% (' + c.run_a.resolved + ')'),
       card('accuracy B', (100 * c.run_b.accuracy).toFixed(1) + '% (' + c.run_b.resolved + ')'),
       card('newly resolved', c.newly_resolved.length, 'b-resolved'), card('regressed', c.regressed.length, 'b-unresolved'),
-      card('McNemar p', c.mcnemar.p_value.toPrecision(4)), card('common instances', c.common_instances)),
+      card('McNemar p', c.mcnemar.p_value.toPrecision(4)), card('common instances', c.common_instances),
+      c.paired ? [card('paired p (success rates)', c.paired.p_value.toPrecision(4)),
+        card('mean rate difference', (c.paired.mean_difference >= 0 ? '+' : '') + (100 * c.paired.mean_difference).toFixed(1) + ' pts'),
+        card('instances needed', c.paired.instances_needed === null ? '–' : c.paired.instances_needed)] : null),
     el('ul', {}, c.notes.map(n => el('li', {}, n)),
       c.newly_resolved.length ? el('li', {class: 'b-resolved'}, 'newly resolved: ' + c.newly_resolved.join(', ')) : null,
       c.regressed.length ? el('li', {class: 'b-unresolved'}, 'regressed: ' + c.regressed.join(', ')) : null,

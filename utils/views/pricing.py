@@ -100,8 +100,8 @@ class InstanceCost:
 
 
 def instance_cost(result: InstanceResult, table: PriceTable) -> InstanceCost:
-    """What one instance's agent run cost under `table`."""
-    usage = result.agent_usage if isinstance(result.agent_usage, dict) else {}
+    """What one instance's agent runs cost under `table` (every attempt's, with --attempts)."""
+    usage = result.usage_over_attempts
     model = usage.get("model") if isinstance(usage.get("model"), str) else ""
     prompt, completion = usage_tokens(usage, "prompt_tokens"), usage_tokens(usage, "completion_tokens")
     price = table.models.get(model)

@@ -2,15 +2,20 @@
 or compare two runs.
 
     python report.py --output_dir runs/ [--expected_num_tasks 225] [--prices prices.json]
+    python report.py --output_dir runs/ --model_name_or_path gen_3    (only the runs named like gen_3)
     python report.py --compare runs/gen_1_0 runs/gen_2_0 [--prices prices.json] [--json FILE|-]
     python report.py --output_dir runs/ --html [FILE]    (or --compare A B --html FILE)
     python report.py --output_dir runs/ --view NAME      (a view of utils/views/, e.g. json, html)
 
-Reads every instance result JSON under the output directory (each `<name>_0/` run dir),
-writes `<output_dir>/report.json` and prints a short table. An instance found in several
+Reads every instance result JSON under the output directory (each `<name>_0/` run dir; with
+`--model_name_or_path NAME`, those whose name holds NAME), writes `<output_dir>/report.json`
+and prints a short table; a folder with no results is one error line and exit 2. An instance found in several
 result files counts once (the most recently written file wins), and the report says so.
 accuracy_score = resolved / expected_num_tasks when given, else / submitted instances
-(comparable with upstream: build-only and stub-passing instances count like any other).
+(comparable with upstream: build-only and stub-passing instances count like any other);
+with --attempts K > 1 each instance counts its successes / K (the mean over attempts), and
+report.json adds per-instance successes, pass@k, pass^k and the 95 % interval
+(utils/records/results.py RunReport.attempts_json), printed under the table.
 `graded_by` says which instances were graded by their tests and which by the build alone
 (test-writing exercises); `stub_passes_ids` lists instances the untouched stub already
 resolves (refactoring exercises and build-only ones), and
@@ -51,11 +56,12 @@ class ReportError(RuntimeError):
     pass
 
 
-def load(output_dir: str | Path, expected_num_tasks: int | None = None) -> LoadedRun:
-    """Every run directory's results under `output_dir` (the latest file per instance), scored
-    once over expected_num_tasks when given; ReportError when it cannot be."""
+def load(output_dir: str | Path, expected_num_tasks: int | None = None, run_keyword: str | None = None) -> LoadedRun:
+    """Every run directory's results under `output_dir` (with `run_keyword`: the runs whose
+    name holds it), the latest file per instance, scored once over expected_num_tasks when
+    given; ReportError when it cannot be (no results among them included)."""
     try:
-        return load_output_dir(output_dir, expected_num_tasks)
+        return load_output_dir(output_dir, expected_num_tasks, run_keyword)
     except LoadError as error:
         raise ReportError(str(error)) from None
 
@@ -73,10 +79,15 @@ def render_report_json(loaded: LoadedRun, prices: PriceTable | None) -> str:
 VIEW = RunView("json", REPORT_JSON_FILE, render_report_json)
 
 
-def report(output_dir: str | Path, expected_num_tasks: int | None = None,
+def report(output_dir: str | Path, run_keyword: str | None = None, expected_num_tasks: int | None = None,
            prices: PriceTable | None = None) -> dict[str, Any]:
-    """Write `<output_dir>/report.json` (report_json) and return it."""
-    return write_report(load(output_dir, expected_num_tasks), prices)
+    """Write `<output_dir>/report.json` (report_json) and return it: HyperAgents' and DGM's
+    `report(output_dir, run_keyword, expected_num_tasks)` (run_keyword: score the runs whose
+    name holds it, e.g. the model_name_or_path; none: every run below output_dir)."""
+    if run_keyword is not None and not isinstance(run_keyword, str):
+        raise ReportError(f"run_keyword must be a run's name, got {run_keyword!r} (the denominator is "
+                          f"expected_num_tasks=N)")
+    return write_report(load(output_dir, expected_num_tasks, run_keyword), prices)
 
 
 def write_report(loaded: LoadedRun, prices: PriceTable | None) -> dict[str, Any]:
@@ -93,6 +104,7 @@ def format_table(data: dict[str, Any]) -> str:
     lines.append(f"accuracy_score {data['accuracy_score']:.4f} "
                  f"({data['total_resolved_instances']}/{data['total_instances']})")
     lines.append(_pass_rate_line(data))
+    lines.extend(attempt_lines(data))
     if data["stub_passes_ids"]:
         lines.append(f"note: {len(data['stub_passes_ids'])} instance(s) resolve with the untouched stub "
                      f"({data['resolved_stub_passes']} of them resolved here); without them: "
@@ -116,6 +128,30 @@ def _pass_rate_line(data: dict[str, Any]) -> str:
     return f"pass_rate_1 {data['pass_rate_1']:.4f}, pass_rate_2 {data['pass_rate_2']:.4f} ({per_language})"
 
 
+def attempt_lines(data: dict[str, Any]) -> list[str]:
+    """--attempts K > 1 (report.json's attempts_json keys): pass@k and pass^k with the 95 %
+    interval of the mean, overall and per language, and how many instances succeeded how often."""
+    if "attempts_per_instance" not in data:
+        return []
+    attempts = data["attempts_per_instance"]
+    lines = [f"attempts {attempts} per instance: {_estimates_text(data)}"]
+    lines += [f"  {language:<11} {_estimates_text(scores)}"
+              for language, scores in data["attempt_scores_per_language"].items()]
+    histogram: dict[str, int] = {}
+    for successes, runs in data["successes_out_of_attempts"].values():
+        histogram[f"{successes}/{runs}"] = histogram.get(f"{successes}/{runs}", 0) + 1
+    lines.append("instances by successes: " + ", ".join(f"{count} at {key}" for key, count in
+                                                         sorted(histogram.items(), key=lambda item: item[0])))
+    return lines
+
+
+def _estimates_text(scores: dict[str, Any]) -> str:
+    interval = scores["score_interval_95"]
+    text = f"pass@1 {interval['estimate']:.4f} (95% {interval['low']:.4f}-{interval['high']:.4f})"
+    text += "".join(f", pass@{k} {value:.4f}" for k, value in scores["pass_at_k"].items() if k != "1")
+    return text + "".join(f", pass^{k} {value:.4f}" for k, value in scores["pass_hat_k"].items() if k != "1")
+
+
 def _cost_line(cost: dict[str, Any]) -> str:
     per_language = ", ".join(f"{language} {usd:.4f}" for language, usd in cost["per_language_usd"].items())
     line = f"cost_usd {cost['total_usd']:.4f} ({per_language})"
@@ -131,6 +167,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     mode.add_argument("--output_dir", help="score every run directory under it; writes report.json there")
     mode.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"), help="compare run directory B with A")
     parser.add_argument("--expected_num_tasks", type=int, default=None, help="with --output_dir: the denominator")
+    parser.add_argument("--model_name_or_path", "--run_keyword", dest="run_keyword", default=None, metavar="NAME",
+                        help="with --output_dir: score only the runs whose name holds NAME (HyperAgents' report "
+                             "command; default: every run below the output directory)")
     parser.add_argument("--prices", metavar="FILE",
                         help='JSON {model: {"input": USD, "output": USD}} per million tokens')
     parser.add_argument("--html", nargs="?", const="", metavar="FILE", dest="html_path",
@@ -148,6 +187,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def _check_mode(args: argparse.Namespace) -> None:
     if args.compare and args.expected_num_tasks is not None:
         raise ReportError("--expected_num_tasks applies to --output_dir, not --compare")
+    if args.compare and args.run_keyword is not None:
+        raise ReportError("--model_name_or_path applies to --output_dir (--compare names its two runs)")
     if args.output_dir and args.json_path is not None:
         raise ReportError("--json applies to --compare (--output_dir writes report.json)")
     if args.compare and args.views:
@@ -175,7 +216,7 @@ def _run_compare(args: argparse.Namespace, prices: PriceTable | None, html_path:
 
 def _run_report(args: argparse.Namespace, prices: PriceTable | None, html_path: Path | None) -> dict[str, Any]:
     """report.json, then the page and the views asked for, all from one loaded run."""
-    loaded = load(args.output_dir, args.expected_num_tasks)
+    loaded = load(args.output_dir, args.expected_num_tasks, args.run_keyword)
     data = write_report(loaded, prices)
     if html_path is not None:
         write_page(html_path, run_page(loaded, prices))

@@ -1,0 +1,1103 @@
+"""Source files as facts for the source policy (utils/judging/source_policy.py). Pure, host-only.
+
+Python is read through its own syntax tree (`ast`): imports and their aliases resolved
+(`import sys as s; s._getframe` is `sys._getframe`), `getattr(x, "lit")` read as `x.lit`,
+a computed attribute of a module or of the builtins marked `<module>.?`, an assignment to a
+module's attribute marked `<name>=`, docstrings left out.
+
+The others go through one tokenizer (`tokens`) that drops comments and reads every string
+form as a string (escapes decoded; raw, template, text-block, byte and char literals), then
+language readers turn tokens into facts: qualified names as written (`std::process::exit`,
+`os.Exit` with Go's import aliases resolved, `a["b"]` read as `a.b`, a computed
+`a[expr]` as `a[]`, a call marked `()`), imports, strings (adjacent literals joined by `+`
+folded), and directives (Rust attributes and `extern "ABI"`, Go's `//go:` comments, C++
+preprocessor lines and GNU attributes). Java's `\\uXXXX` escapes are decoded before
+tokenising, as javac does; JavaScript's inside identifiers.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from .source_policy import DIRECTIVE, IMPORT, NAME, STRING, Fact
+
+# --- Python -------------------------------------------------------------------------------
+
+_BUILTINS_ROOTS = {"__builtins__", "builtins"}
+_REFLECTIVE_CALLS = {"getattr", "setattr", "delattr", "hasattr", "vars"}
+
+
+def python_facts(text: str) -> tuple[Fact, ...]:
+    """The facts of a Python file: from its syntax tree, or from its tokens when the host's
+    Python cannot parse it (a newer grammar than the host's must not hide a file)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _python_token_facts(text)
+    try:
+        reader = _PythonReader(_python_aliases(tree))
+        reader.visit(tree)
+    except RecursionError:  # a tree deeper than the reader recurses (`1+1+…+1`): its tokens
+        return _python_token_facts(text)
+    return tuple(reader.facts)
+
+
+def _python_aliases(tree: ast.AST) -> dict[str, str]:
+    """Names bound to modules or their members by imports (and plain `x = module` copies),
+    whatever the scope: a name is resolved the same everywhere in its file."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for _ in range(3):  # copies of copies
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                chain = _chain(node.value, aliases)
+                if chain and _imported(chain, aliases):
+                    for target in targets:
+                        if isinstance(target, ast.Name):
+                            aliases.setdefault(target.id, chain)
+    return aliases
+
+
+def _imported(chain: str, aliases: dict[str, str]) -> bool:
+    root = chain.split(".")[0]
+    return root in _BUILTINS_ROOTS or root in _roots(aliases)
+
+
+_ROOTS_CACHE: dict[int, tuple[int, frozenset[str]]] = {}
+
+
+def _roots(aliases: dict[str, str]) -> frozenset[str]:
+    """The modules the aliases stand for (first segments), computed once per size of the map."""
+    cached = _ROOTS_CACHE.get(id(aliases))
+    if cached is None or cached[0] != len(aliases):
+        _ROOTS_CACHE.clear()
+        cached = (len(aliases), frozenset(value.split(".")[0] for value in aliases.values()))
+        _ROOTS_CACHE[id(aliases)] = cached
+    return cached[1]
+
+
+def _chain(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    if isinstance(node, ast.Name):
+        return aliases.get(node.id, node.id)
+    if isinstance(node, ast.Attribute):
+        base = _chain(node.value, aliases)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+        name = _constant_string(node.args[1])
+        base = _chain(node.args[0], aliases)
+        return f"{base}.{name}" if base and name is not None else None
+    if isinstance(node, ast.Subscript):
+        base = _chain(node.value, aliases)
+        key = _constant_string(node.slice)
+        if base and key is not None and base.split(".")[-1] in ("__dict__", "modules", "__builtins__"):
+            return f"{base}.{key}"
+    return None
+
+
+def _constant_string(node: ast.AST) -> str | None:
+    """The value of a string literal, or of literals joined by `+`; None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _constant_string(node.left), _constant_string(node.right)
+        return left + right if left is not None and right is not None else None
+    return None
+
+
+def _python_token_facts(text: str) -> tuple[Fact, ...]:
+    """Dotted names, imports and string literals from Python's tokenizer (no aliases)."""
+    facts: list[Fact] = []
+    chain: list[str] = []
+    chain_line, chain_after, previous = 0, "", ""
+
+    def flush() -> None:
+        if chain:
+            facts.append(Fact(NAME, ".".join(chain), chain_line))
+            if chain_after in ("import", "from", ","):
+                facts.append(Fact(IMPORT, ".".join(chain), chain_line))
+
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and chain and previous == ".":
+                chain.append(token.string)
+            elif token.type == tokenize.OP and token.string == "." and chain:
+                pass
+            else:
+                flush()
+                chain = []
+                if token.type == tokenize.NAME and token.string not in ("import", "from"):
+                    chain, chain_line, chain_after = [token.string], token.start[0], previous
+                elif token.type == tokenize.STRING:
+                    facts.append(Fact(STRING, _python_literal(token.string), token.start[0]))
+            previous = token.string
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass
+    flush()
+    return tuple(facts)
+
+
+def _python_literal(source: str) -> str:
+    try:
+        value = ast.literal_eval(source)
+        return value if isinstance(value, str) else source
+    except (ValueError, SyntaxError):
+        return source
+
+
+def _receiver(node) -> str | None:
+    """The first parameter of a method when it is `self` or `cls` and never rebound."""
+    params = node.args.posonlyargs + node.args.args
+    if not params or params[0].arg not in ("self", "cls"):
+        return None
+    name = params[0].arg
+    rebound = any(isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, (ast.Store, ast.Del))
+                  for child in ast.walk(node))
+    return None if rebound else name
+
+
+class _PythonReader(ast.NodeVisitor):
+    def __init__(self, aliases: dict[str, str]) -> None:
+        self.aliases = aliases
+        self.facts: list[Fact] = []
+        self.docstrings: set[int] = set()
+        self.receivers: list[str | None] = []  # each enclosing function's untouched self/cls
+
+    def add(self, kind: str, text: str, node: ast.AST) -> None:
+        self.facts.append(Fact(kind, text, getattr(node, "lineno", 0)))
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self._note_docstring(node)
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._note_docstring(node)
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node) -> None:
+        self._note_docstring(node)
+        self.receivers.append(_receiver(node))
+        self.generic_visit(node)
+        self.receivers.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _note_docstring(self, node) -> None:
+        body = getattr(node, "body", [])
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            self.docstrings.add(id(body[0].value))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.add(IMPORT, alias.name, node)
+            self.add(NAME, alias.name, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = "." * node.level + (node.module or "")
+        self.add(IMPORT, module, node)
+        for alias in node.names:
+            self.add(NAME, f"{module}.{alias.name}", node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self.add(NAME, self.aliases.get(node.id, node.id), node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        chain = _chain(node, self.aliases)
+        self.add(NAME, chain if chain else f"?.{node.attr}", node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and chain and _imported(chain, self.aliases):
+            self.add(NAME, chain + "=", node)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        chain = _chain(node.value, self.aliases)
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and chain and _imported(chain, self.aliases):
+            self.add(NAME, chain + "[]=", node)
+        resolved = _chain(node, self.aliases)
+        if resolved:
+            self.add(NAME, resolved, node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id in _REFLECTIVE_CALLS and node.args:
+            base = _chain(node.args[0], self.aliases)
+            name = _constant_string(node.args[1]) if len(node.args) > 1 else None
+            suffix = "=" if node.func.id in ("setattr", "delattr") else ""
+            if base and _imported(base, self.aliases):
+                self.add(NAME, f"{base}.{'?' if name is None else name}{suffix}", node)
+            elif name is None and node.func.id in ("getattr", "setattr", "delattr") and len(node.args) > 1 \
+                    and not (base and self.receivers and base == self.receivers[-1]):
+                # An attribute named at run time (`getattr(f, built)` reaches `__globals__`);
+                # a method's own `getattr(self, name)` is its class's business.
+                self.add(NAME, f"{base or '?'}.?{suffix}", node)
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and id(node) not in self.docstrings:
+            self.add(STRING, node.value, node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        folded = _constant_string(node)
+        if folded is not None:
+            self.add(STRING, folded, node)
+        self.generic_visit(node)
+
+
+# --- the tokenizer of the brace languages ---------------------------------------------------
+
+ID, STR, NUM, PUNCT = "id", "str", "num", "punct"
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str
+    text: str  # an identifier or punctuation as written; a string's decoded value
+    line: int
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    nested_comments: bool = False     # Rust's /* /* */ */
+    backtick: str = ""                # "raw" (Go), "template" (JavaScript)
+    single_quote: str = "char"        # "char" (C-like, Go rune), "string" (JavaScript), "rust" (char or lifetime)
+    raw_strings: str = ""             # "rust" (r#"…"#), "cpp" (R"d(…)d")
+    text_blocks: bool = False         # Java's """…"""
+    regex_literals: bool = False      # JavaScript's /…/flags
+    digit_separator: str = ""         # C++'s 1'000'000
+    line_directives: bool = False     # C/C++ preprocessor lines (`#` first on a line)
+
+
+_PUNCT3 = ("...", "<<=", ">>=", "===", "!==", "**=", "&&=", "||=", "??=", "->*", ">>>", "<=>")
+_PUNCT2 = ("::", "->", "=>", "==", "!=", "<=", ">=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=",
+           "|=", "^=", "<<", ">>", "?.", "??", "##", ":=", "..", "**")
+_JS_REGEX_AFTER = {"return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw", "yield",
+                   "await", "instanceof"}
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b", "f": "\f", "v": "\v", "a": "\a", "e": "\x1b"}
+
+
+def decode_escapes(body: str) -> str:
+    """A string literal's body with its escapes decoded (\\x, \\u, \\u{…}, \\U, octal, simple)."""
+    def one(match: re.Match[str]) -> str:
+        escape = match.group(1)
+        try:
+            if escape[0] == "x":
+                return chr(int(escape[1:], 16))
+            if escape[0] == "u" and escape[1:2] == "{":
+                return chr(int(escape[2:-1], 16))
+            if escape[0] in "uU":
+                return chr(int(escape.lstrip("uU"), 16))
+            if escape[0] in "01234567" and len(escape) > 1:
+                return chr(int(escape, 8))
+        except (ValueError, OverflowError):
+            return escape
+        if escape[0] == "\n":
+            return ""
+        return _SIMPLE_ESCAPES.get(escape, escape)
+    return re.sub(r"\\(x[0-9A-Fa-f]{1,2}|u\{[0-9A-Fa-f]{1,6}\}|u+[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-7]{1,3}|.|\n)",
+                  one, body, flags=re.S)
+
+
+def java_unicode_escapes(text: str) -> str:
+    """Java source after the \\uXXXX translation javac does before anything else (an escape
+    whose backslash is itself escaped stays)."""
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\u+([0-9A-Fa-f]{4})", lambda m: m.group(1) + chr(int(m.group(2), 16)), text)
+
+
+class _Scanner:
+    def __init__(self, text: str, dialect: Dialect) -> None:
+        self.text, self.dialect = text, dialect
+        self.pos, self.line = 0, 1
+        self.out: list[Token] = []
+        self.comments: list[Token] = []  # line comments, kept for directive readers (Go's //go:)
+        self.template_depths: list[int] = []  # brace depth at each open `${` of a JS template
+        self.depth = 0
+
+    def emit(self, kind: str, text: str, line: int) -> None:
+        self.out.append(Token(kind, text, line))
+
+    def advance_to(self, end: int) -> str:
+        chunk = self.text[self.pos:end]
+        self.line += chunk.count("\n")
+        self.pos = end
+        return chunk
+
+    def run(self) -> list[Token]:
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char in " \t\r\f\v\n":
+                self.advance_to(self.pos + 1)
+            elif text.startswith("//", self.pos):
+                end = text.find("\n", self.pos)
+                end = len(text) if end < 0 else end
+                self.comments.append(Token("comment", text[self.pos:end], self.line))
+                self.advance_to(end)
+            elif text.startswith("/*", self.pos):
+                self.block_comment()
+            elif char == "#" and self.dialect.line_directives and self.at_line_start():
+                self.directive_line()
+            elif char.isdigit() or (char == "." and text[self.pos + 1:self.pos + 2].isdigit()):
+                self.number()
+            elif self.raw_string_start():
+                pass
+            elif char == "\\" and self.dialect.name == "javascript" and text.startswith("\\u", self.pos):
+                self.identifier()
+            elif char.isalpha() or char in "_$" or ord(char) > 127:
+                self.identifier()
+            elif char == '"':
+                if self.dialect.text_blocks and text.startswith('"""', self.pos):
+                    self.delimited('"""', escapes=True)
+                else:
+                    self.delimited('"', escapes=True)
+            elif char == "'":
+                self.single_quote()
+            elif char == "`" and self.dialect.backtick:
+                self.backtick()
+            elif char == "/" and self.dialect.regex_literals and self.regex_allowed():
+                self.regex()
+            elif char == "}" and self.template_depths and self.depth == self.template_depths[-1]:
+                self.template_depths.pop()
+                self.advance_to(self.pos + 1)
+                self.template_chunk()
+            else:
+                self.punct()
+        return self.out
+
+    def at_line_start(self) -> bool:
+        start = self.text.rfind("\n", 0, self.pos) + 1
+        return not self.text[start:self.pos].strip()
+
+    def block_comment(self) -> None:
+        depth, index = 0, self.pos
+        while index < len(self.text):
+            if self.text.startswith("/*", index):
+                depth += 1
+                index += 2
+            elif self.text.startswith("*/", index):
+                depth -= 1
+                index += 2
+                if depth == 0 or not self.dialect.nested_comments:
+                    break
+            else:
+                index += 1
+        self.advance_to(min(index, len(self.text)))
+
+    def directive_line(self) -> None:
+        """A preprocessor line (continuations joined) as one `#` token, then its tokens."""
+        end = self.pos
+        while True:
+            newline = self.text.find("\n", end)
+            if newline < 0:
+                end = len(self.text)
+                break
+            if self.text[:newline].rstrip("\r").endswith("\\"):
+                end = newline + 1
+                continue
+            end = newline
+            break
+        line = self.line
+        body = self.text[self.pos + 1:end]
+        self.emit("directive", re.sub(r"\\\r?\n", " ", body).strip(), line)
+        self.advance_to(self.pos + 1)  # the rest is tokenized as usual (macro bodies are code)
+
+    def number(self) -> None:
+        match = re.compile(r"[0-9A-Za-z_.']*" if self.dialect.digit_separator else r"[0-9A-Za-z_.]*").match(
+            self.text, self.pos)
+        chunk = match.group(0)
+        if ".." in chunk:  # Rust ranges `0..n`
+            chunk = chunk[:chunk.index("..")]
+        self.emit(NUM, chunk, self.line)
+        self.advance_to(self.pos + max(1, len(chunk)))
+
+    def identifier(self) -> None:
+        line, parts, index = self.line, [], self.pos
+        while index < len(self.text):
+            char = self.text[index]
+            if char.isalnum() or char in "_$" or ord(char) > 127:
+                parts.append(char)
+                index += 1
+            elif char == "\\" and self.dialect.name == "javascript":
+                match = re.compile(r"\\u(\{[0-9A-Fa-f]+\}|[0-9A-Fa-f]{4})").match(self.text, index)
+                if not match:
+                    break
+                parts.append(chr(int(match.group(1).strip("{}"), 16)))
+                index = match.end()
+            else:
+                break
+        self.emit(ID, "".join(parts), line)
+        self.advance_to(index)
+
+    def raw_string_start(self) -> bool:
+        text, pos = self.text, self.pos
+        if self.dialect.raw_strings == "rust":
+            match = re.compile(r"(?:b|c)?r(#*)\"").match(text, pos)
+            if match:
+                closing = '"' + match.group(1)
+                end = text.find(closing, match.end())
+                end = len(text) if end < 0 else end
+                self.emit(STR, text[match.end():end], self.line)
+                self.advance_to(end + len(closing))
+                return True
+            if text.startswith("r#", pos) and re.compile(r"r#[A-Za-z_]").match(text, pos):
+                self.advance_to(pos + 2)  # a raw identifier is the identifier
+                self.identifier()
+                return True
+            if re.compile(r"[bc][\"']").match(text, pos):
+                self.advance_to(pos + 1)  # byte / C strings: the literal follows
+                return False
+        if self.dialect.raw_strings == "cpp":
+            match = re.compile(r"(?:u8|u|U|L)?R\"([^()\\\s]{0,16})\(").match(text, pos)
+            if match:
+                closing = ")" + match.group(1) + '"'
+                end = text.find(closing, match.end())
+                end = len(text) if end < 0 else end
+                self.emit(STR, text[match.end():end], self.line)
+                self.advance_to(end + len(closing))
+                return True
+            match = re.compile(r"(?:u8|u|U|L)[\"']").match(text, pos)
+            if match:
+                self.advance_to(match.end() - 1)
+                return False
+        return False
+
+    def delimited(self, quote: str, escapes: bool) -> None:
+        line, index = self.line, self.pos + len(quote)
+        while index < len(self.text) and not self.text.startswith(quote, index):
+            if escapes and self.text[index] == "\\":
+                index += 1
+            elif quote in "\"'" and self.text[index] == "\n" and self.dialect.name != "rust":
+                break  # an unterminated literal ends at its line
+            index += 1
+        body = self.text[self.pos + len(quote):index]
+        self.emit(STR, decode_escapes(body) if escapes else body, line)
+        self.advance_to(min(index + len(quote), len(self.text)))
+
+    def single_quote(self) -> None:
+        mode = self.dialect.single_quote
+        if mode == "rust":
+            text, pos = self.text, self.pos
+            if not (text.startswith("'\\", pos) or text[pos + 2:pos + 3] == "'"):
+                self.emit(PUNCT, "'", self.line)  # a lifetime or a label
+                self.advance_to(pos + 1)
+                return
+        self.delimited("'", escapes=True)
+
+    def backtick(self) -> None:
+        if self.dialect.backtick == "raw":
+            end = self.text.find("`", self.pos + 1)
+            end = len(self.text) if end < 0 else end
+            self.emit(STR, self.text[self.pos + 1:end], self.line)
+            self.advance_to(end + 1)
+            return
+        self.advance_to(self.pos + 1)
+        self.template_chunk()
+
+    def template_chunk(self) -> None:
+        """A JavaScript template literal's text up to its end or its next `${`."""
+        line, index = self.line, self.pos
+        while index < len(self.text):
+            if self.text[index] == "\\":
+                index += 2
+                continue
+            if self.text[index] == "`" or self.text.startswith("${", index):
+                break
+            index += 1
+        self.emit(STR, decode_escapes(self.text[self.pos:index]), line)
+        if self.text.startswith("${", index):
+            self.advance_to(index + 2)
+            self.template_depths.append(self.depth)
+        else:
+            self.advance_to(min(index + 1, len(self.text)))
+
+    def regex_allowed(self) -> bool:
+        if not self.out:
+            return True
+        last = self.out[-1]
+        if last.kind == ID:
+            return last.text in _JS_REGEX_AFTER
+        if last.kind in (STR, NUM):
+            return False
+        return last.text not in (")", "]")
+
+    def regex(self) -> None:
+        index, in_class = self.pos + 1, False
+        while index < len(self.text) and self.text[index] != "\n":
+            char = self.text[index]
+            if char == "\\":
+                index += 2
+                continue
+            if char == "[":
+                in_class = True
+            elif char == "]":
+                in_class = False
+            elif char == "/" and not in_class:
+                break
+            index += 1
+        index += 1
+        while index < len(self.text) and self.text[index].isalpha():
+            index += 1
+        self.emit("regex", self.text[self.pos:index], self.line)
+        self.advance_to(index)
+
+    def punct(self) -> None:
+        for size, table in ((3, _PUNCT3), (2, _PUNCT2)):
+            if self.text[self.pos:self.pos + size] in table:
+                self.emit(PUNCT, self.text[self.pos:self.pos + size], self.line)
+                self.advance_to(self.pos + size)
+                return
+        char = self.text[self.pos]
+        if char == "{":
+            self.depth += 1
+        elif char == "}":
+            self.depth -= 1
+        self.emit(PUNCT, char, self.line)
+        self.advance_to(self.pos + 1)
+
+
+class TokenList(list):
+    """Tokens with their brackets paired once (linear), so that no reader rescans a file
+    per bracket: an attacker's deeply nested file must cost what a flat one costs."""
+
+    @property
+    def pairs(self) -> dict[int, int]:
+        if not hasattr(self, "_pairs"):
+            closers = {")": "(", "]": "[", "}": "{"}
+            pairs: dict[int, int] = {}
+            stacks: dict[str, list[int]] = {"(": [], "[": [], "{": []}
+            for index, token in enumerate(self):
+                if token.kind != PUNCT:
+                    continue
+                if token.text in stacks:
+                    stacks[token.text].append(index)
+                elif token.text in closers and stacks[closers[token.text]]:
+                    opener = stacks[closers[token.text]].pop()
+                    pairs[opener], pairs[index] = index, opener
+            self._pairs = pairs
+        return self._pairs
+
+
+def tokens(text: str, dialect: Dialect) -> tuple[TokenList, list[Token]]:
+    """(tokens, line comments) of a source file in `dialect`."""
+    if dialect.name == "java":
+        text = java_unicode_escapes(text)
+    scanner = _Scanner(text, dialect)
+    return TokenList(scanner.run()), scanner.comments
+
+
+# --- facts from tokens ----------------------------------------------------------------------
+
+_SEPARATORS = {".", "::", "?.", "->"}
+
+
+def chains(toks: list[Token], head=lambda text: text) -> Iterator[tuple[str, int, int]]:
+    """(qualified name, line, index of its last token) of every name as written: identifiers
+    joined by `.`, `::`, `?.`, `->`; `a["b"]` read as `a.b`; a computed subscript ends the
+    name as `a[]`; a call adds `()`, a macro `!`. A name that starts after a separator (a
+    member of an expression, `f().x`) starts with it. `head` resolves a first identifier
+    (Go's import aliases)."""
+    index = 0
+    while index < len(toks):
+        token = toks[index]
+        if token.kind != ID or (index and toks[index - 1].kind == PUNCT and toks[index - 1].text in _SEPARATORS
+                                and index > 1 and toks[index - 2].kind == ID):
+            index += 1
+            continue
+        leading = toks[index - 1].text if index and toks[index - 1].kind == PUNCT and toks[index - 1].text in _SEPARATORS else ""
+        parts = [leading + (head(token.text) if not leading else token.text)]
+        end = index
+        while True:
+            nxt = toks[end + 1] if end + 1 < len(toks) else None
+            after = toks[end + 2] if end + 2 < len(toks) else None
+            if nxt and nxt.kind == PUNCT and nxt.text in _SEPARATORS and after and after.kind == ID:
+                parts.append(nxt.text + after.text)
+                end += 2
+            elif (nxt and nxt.text == "[" and after and after.kind == STR and end + 3 < len(toks)
+                  and toks[end + 3].text == "]"):
+                parts.append("." + after.text)
+                end += 3
+            elif nxt and nxt.text == "[" and nxt.kind == PUNCT:
+                yield "".join(parts), token.line, end  # `os.Args[0]` uses `os.Args`
+                parts.append("[]")
+                break
+            else:
+                break
+        name = "".join(parts)
+        follow = toks[end + 1] if end + 1 < len(toks) else None
+        yield name, token.line, end
+        if follow is not None and follow.kind == PUNCT and follow.text == "(" and not name.endswith("[]"):
+            yield name + "()", token.line, end
+        if follow is not None and follow.kind == PUNCT and follow.text == "!":
+            yield name + "!", token.line, end
+        index = end + 1
+
+
+def string_facts(toks: list[Token], joiners: tuple[str, ...] = ("+",)) -> Iterator[Fact]:
+    """Every string literal, and each run of literals joined by `joiners` (or adjacent, as
+    C++ concatenates them) folded into one."""
+    index = 0
+    while index < len(toks):
+        if toks[index].kind != STR:
+            index += 1
+            continue
+        line, values, end = toks[index].line, [toks[index].text], index
+        yield Fact(STRING, toks[index].text, line)
+        while True:
+            if end + 1 < len(toks) and toks[end + 1].kind == STR:
+                end += 1
+            elif (end + 2 < len(toks) and toks[end + 1].kind == PUNCT and toks[end + 1].text in joiners
+                  and toks[end + 2].kind == STR):
+                end += 2
+            else:
+                break
+            values.append(toks[end].text)
+            yield Fact(STRING, toks[end].text, toks[end].line)
+        if len(values) > 1:
+            yield Fact(STRING, "".join(values), line)
+        index = end + 1
+
+
+def _name_facts(toks: list[Token], head=lambda text: text) -> list[Fact]:
+    return [Fact(NAME, name, line) for name, line, _ in chains(toks, head)]
+
+
+# --- JavaScript -----------------------------------------------------------------------------
+
+JAVASCRIPT = Dialect("javascript", backtick="template", single_quote="string", regex_literals=True)
+_JS_DECLARES = {"let", "const", "var", "function", "class"}
+_JS_CONTROL = {"if", "for", "while", "switch", "catch", "function", "with", "return", "typeof", "await", "new"}
+
+
+def javascript_facts(text: str) -> tuple[Fact, ...]:
+    toks, _ = tokens(text, JAVASCRIPT)
+    facts = list(string_facts(toks))
+    declared = _js_declared(toks)
+    for name, line, end in chains(toks):
+        root = name.split(".")[0].removesuffix("()")
+        start = end - (name.count(".") + name.count("?.")) * 2
+        if name[:1] not in ".?" and start >= 0 and _is_bound(declared, root, start):
+            name = "local:" + name  # a name declared in scope here is no global's
+        elif start >= 0 and _js_binding(toks, start, end):
+            name = "key:" + name  # an object key or a method being defined: no use of a global
+        facts.append(Fact(NAME, name, line))
+        after = toks[end + 1] if end + 1 < len(toks) else None
+        if after is not None and after.kind == PUNCT and after.text in ("=", "+=", "||=", "??=", "&&=") \
+                and not name.endswith("()"):
+            facts.append(Fact(NAME, name + "=", line))  # assigned: `Object.prototype.x = …`
+    facts += _js_imports(toks)
+    return tuple(facts)
+
+
+def _js_binding(toks: list[Token], start: int, end: int) -> bool:
+    """Whether the name at toks[start..end] is being defined rather than used: an object
+    literal key (`{ test: 1 }`) or a class/object method (`describe() { … }`)."""
+    before = toks[start - 1] if start else None
+    after = toks[end + 1] if end + 1 < len(toks) else None
+    if start == end and after is not None and after.text == ":" and before is not None and before.text in ("{", ","):
+        return True
+    if start == end and after is not None and after.text == "(" and (before is None or before.text not in _JS_CONTROL):
+        close = _matching(toks, end + 1)
+        if close + 1 < len(toks) and toks[close + 1].text == "{" and (before is None or before.text in ("{", "}", ";", "static", "async", "get", "set", "*")):
+            return True
+    return False
+
+
+def _matching(toks: list[Token], open_index: int) -> int:
+    """The index of the bracket closing toks[open_index] (the last token when none does)."""
+    return toks.pairs.get(open_index, len(toks) - 1)
+
+
+def _js_declared(toks: list[Token]) -> dict[str, list[tuple[int, int]]]:
+    """Where each name the file declares is bound: {name: [(first, last) token index]}.
+    let/const/var/class/function names bind in their enclosing block (the file at top
+    level), parameters (functions, arrows, methods) in the function's body, `catch (e)` in
+    its block. Blocks stand in for function scopes (a `var` seen outside its block would be
+    taken for a global's name: the safe side)."""
+    enclosing = _enclosing_blocks(toks)
+    bound: dict[str, list[tuple[int, int]]] = {}
+
+    def bind(names: Iterable[Token], scope: tuple[int, int]) -> None:
+        for token in names:
+            if token.kind == ID:
+                bound.setdefault(token.text, []).append(scope)
+
+    for index, token in enumerate(toks):
+        scope = enclosing[index]
+        if token.kind == ID and token.text in _JS_DECLARES and index + 1 < len(toks) \
+                and not (index and toks[index - 1].text in _SEPARATORS):
+            nxt = toks[index + 1]
+            if nxt.kind == ID:
+                bind([nxt], scope)
+            elif nxt.text in ("{", "["):
+                bind(toks[index + 2:_matching(toks, index + 1)], scope)
+        params = _parameters(toks, index)
+        if params is not None:
+            bind(toks[params[0] + 1:params[1]], _body_scope(toks, params[1]))
+        elif token.kind == PUNCT and token.text == "=>" and index and toks[index - 1].kind == ID:
+            bind([toks[index - 1]], _body_scope(toks, index - 1))
+    return bound
+
+
+def _parameters(toks: list[Token], index: int) -> tuple[int, int] | None:
+    """(open, close) of the parameter list that starts at toks[index], if one does: after
+    `function [name]`, `catch`, a method name (`name(…) {`), or before `=>`."""
+    token = toks[index]
+    if token.kind != PUNCT or token.text != "(":
+        return None
+    close = _matching(toks, index)
+    after = toks[close + 1] if close + 1 < len(toks) else None
+    before = toks[index - 1] if index else None
+    if after is not None and after.text == "=>":
+        return index, close
+    if before is None:
+        return None
+    if before.text in ("function", "catch") or (index > 1 and toks[index - 2].text == "function"):
+        return index, close
+    if before.kind == ID and before.text not in _JS_CONTROL and after is not None and after.text == "{":
+        return index, close  # a method definition
+    return None
+
+
+def _body_scope(toks: list[Token], close: int) -> tuple[int, int]:
+    """The tokens a parameter list ending at `close` binds: the body `{…}` after it (and
+    the list itself), or an expression-bodied arrow's expression."""
+    index = close + 1
+    if index < len(toks) and toks[index].text == "=>":
+        index += 1
+    if index < len(toks) and toks[index].text == "{":
+        return _opening_of_params(toks, close), _matching(toks, index)
+    return _opening_of_params(toks, close), _expression_end(toks, index)
+
+
+_CONTINUES = {".", "?.", "+", "-", "*", "/", "%", "**", "&&", "||", "??", "?", ":", "=", "=>", ",", "==", "===",
+              "!=", "!==", "<", ">", "<=", ">=", "&", "|", "^", "<<", ">>", ">>>", "!", "~", "(", "[", "{"}
+
+
+def _expression_end(toks: list[Token], start: int) -> int:
+    """The last token of an arrow's expression body starting at `start`: up to a `,` or `;`
+    or a closing bracket at its own depth, or a line break after a token that cannot go on
+    (automatic semicolon insertion); nested brackets are skipped whole."""
+    index = start
+    while index < len(toks):
+        token = toks[index]
+        if token.kind == PUNCT and token.text in ("(", "[", "{") and index in toks.pairs:
+            index = toks.pairs[index] + 1
+            continue
+        if token.kind == PUNCT and token.text in (",", ";", ")", "]", "}"):
+            return index - 1
+        if index > start and token.line > toks[index - 1].line and toks[index - 1].text not in _CONTINUES \
+                and token.text not in _CONTINUES:
+            return index - 1
+        index += 1
+    return len(toks) - 1
+
+
+def _opening_of_params(toks: list[Token], close: int) -> int:
+    return _opening(toks, close) if toks[close].text == ")" else close
+
+
+def _enclosing_blocks(toks: list[Token]) -> list[tuple[int, int]]:
+    """For each token, the (open, close) indices of the innermost braces around it (the
+    whole file outside any)."""
+    result: list[tuple[int, int]] = []
+    stack: list[int] = []
+    closes: dict[int, int] = {}
+    for index, token in enumerate(toks):
+        if token.kind == PUNCT and token.text == "{":
+            stack.append(index)
+        elif token.kind == PUNCT and token.text == "}" and stack:
+            closes[stack.pop()] = index
+    stack = []
+    for index, token in enumerate(toks):
+        if token.kind == PUNCT and token.text == "}" and stack:
+            stack.pop()
+        result.append((stack[-1], closes.get(stack[-1], len(toks))) if stack else (0, len(toks)))
+        if token.kind == PUNCT and token.text == "{":
+            stack.append(index)
+    return result
+
+
+def _is_bound(bound: dict[str, list[tuple[int, int]]], name: str, index: int) -> bool:
+    scopes = bound.get(name)
+    if not scopes:
+        return False
+    if not isinstance(scopes, _Intervals):
+        scopes = bound[name] = _Intervals(scopes)
+    return scopes.covers(index)
+
+
+class _Intervals(list):
+    """Scopes merged and sorted once, looked up by bisection (many declarations of one name
+    must not make every use rescan them all)."""
+
+    def __init__(self, scopes: Iterable[tuple[int, int]]) -> None:
+        merged: list[tuple[int, int]] = []
+        for first, last in sorted(scopes):
+            if merged and first <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+            else:
+                merged.append((first, last))
+        super().__init__(merged)
+        self.starts = [first for first, _ in merged]
+
+    def covers(self, index: int) -> bool:
+        position = bisect.bisect_right(self.starts, index) - 1
+        return position >= 0 and self[position][1] >= index
+
+
+def _opening(toks: list[Token], close_index: int) -> int:
+    """The index of the bracket toks[close_index] closes (0 when none)."""
+    return toks.pairs.get(close_index, 0)
+
+
+def _js_imports(toks: list[Token]) -> list[Fact]:
+    """Modules a file imports: `import … from "m"`, `import "m"`, `export … from "m"`,
+    `require("m")`, `import("m")`; a module named by anything but one literal is `?`."""
+    facts = []
+    for index, token in enumerate(toks):
+        if token.kind != ID or (index and toks[index - 1].text in _SEPARATORS):
+            continue
+        nxt = toks[index + 1] if index + 1 < len(toks) else None
+        if token.text == "from" and nxt is not None and nxt.kind == STR:
+            facts.append(Fact(IMPORT, nxt.text, token.line))
+        elif token.text == "import" and nxt is not None and nxt.kind == STR:
+            facts.append(Fact(IMPORT, nxt.text, token.line))
+        elif token.text in ("require", "import") and nxt is not None and nxt.text == "(":
+            close = _matching(toks, index + 1)
+            inside = toks[index + 2:close]
+            literal = len(inside) == 1 and inside[0].kind == STR
+            facts.append(Fact(IMPORT, inside[0].text if literal else "?", token.line))
+        elif token.text == "require":
+            facts.append(Fact(IMPORT, "?", token.line))  # `require` passed around: any module
+    return facts
+
+
+# --- Go -------------------------------------------------------------------------------------
+
+GO = Dialect("go", backtick="raw")
+
+
+def go_facts(text: str) -> tuple[Fact, ...]:
+    toks, comments = tokens(text, GO)
+    facts, aliases = _go_imports(toks)
+    facts += [Fact(DIRECTIVE, comment.text[2:].strip(), comment.line) for comment in comments
+              if re.match(r"//(go:|export\b|line\b)", comment.text)]
+    facts += _name_facts(toks, lambda name: aliases.get(name, name))
+    facts += list(string_facts(toks))
+    return tuple(facts)
+
+
+def _go_imports(toks: list[Token]) -> tuple[list[Fact], dict[str, str]]:
+    facts: list[Fact] = []
+    aliases: dict[str, str] = {}
+    index = 0
+    while index < len(toks):
+        if toks[index].kind == ID and toks[index].text == "import":
+            specs_end = _matching(toks, index + 1) if index + 1 < len(toks) and toks[index + 1].text == "(" else index + 3
+            cursor = index + 1
+            while cursor < min(specs_end + 1, len(toks)):
+                token = toks[cursor]
+                if token.kind == STR:
+                    previous = toks[cursor - 1]
+                    alias = previous.text if previous.kind == ID or previous.text in (".", "_") else None
+                    alias = None if previous.text == "import" else alias
+                    facts.append(Fact(IMPORT, token.text, token.line))
+                    if alias == ".":
+                        facts.append(Fact(DIRECTIVE, f"dot_import {token.text}", token.line))
+                    aliases[alias or token.text.rsplit("/", 1)[-1]] = token.text
+                cursor += 1
+            index = specs_end
+        index += 1
+    return facts, aliases
+
+
+# --- Rust -----------------------------------------------------------------------------------
+
+RUST = Dialect("rust", nested_comments=True, single_quote="rust", raw_strings="rust")
+
+
+def rust_facts(text: str) -> tuple[Fact, ...]:
+    toks, _ = tokens(text, RUST)
+    facts = _name_facts(toks) + list(string_facts(toks, joiners=()))
+    facts += _rust_attributes(toks) + _rust_uses(toks)
+    for index, token in enumerate(toks[:-1]):
+        if token.kind == ID and token.text == "extern" and toks[index + 1].kind in (STR, ID):
+            facts.append(Fact(DIRECTIVE, f"extern {toks[index + 1].text} {toks[index + 2].text if index + 2 < len(toks) else ''}".strip(), token.line))
+    return tuple(facts)
+
+
+def _rust_attributes(toks: list[Token]) -> list[Fact]:
+    """Every identifier inside `#[…]` / `#![…]` (so `cfg_attr(…, link_section = …)` too)."""
+    facts = []
+    for index, token in enumerate(toks):
+        if token.kind == PUNCT and token.text == "#":
+            opener = index + 2 if index + 1 < len(toks) and toks[index + 1].text == "!" else index + 1
+            if opener < len(toks) and toks[opener].text == "[":
+                close = _matching(toks, opener)
+                facts += [Fact(DIRECTIVE, t.text, t.line) for t in toks[opener + 1:close] if t.kind == ID]
+    return facts
+
+
+def _rust_uses(toks: list[Token]) -> list[Fact]:
+    """`use` trees expanded to full paths: `use std::{fs, process as p};` gives
+    `std::fs` and `std::process`."""
+    facts = []
+    for index, token in enumerate(toks):
+        if token.kind == ID and token.text == "use" and (not index or toks[index - 1].text in (";", "}", "{", "]", "pub", ")")):
+            end = index + 1
+            while end < len(toks) and toks[end].text != ";":
+                end += 1
+            facts += [Fact(NAME, path, token.line) for path in _use_paths(toks[index + 1:end])]
+    return facts
+
+
+def _use_paths(toks: list[Token]) -> list[str]:
+    paths, prefix_stack, current = [], [""], ""
+    skip_alias = False
+    for token in toks:
+        if skip_alias:
+            skip_alias = False
+            continue
+        if token.text == "as":
+            skip_alias = True
+        elif token.text == "{":
+            prefix_stack.append(prefix_stack[-1] + current)
+            current = ""
+        elif token.text in (",", "}"):
+            if current:
+                paths.append(prefix_stack[-1] + current)
+            current = ""
+            if token.text == "}":
+                prefix_stack.pop()
+        elif token.kind == ID or token.text in ("::", "*"):
+            current += token.text
+    if current:
+        paths.append(prefix_stack[-1] + current)
+    return [path.rstrip(":") for path in paths]
+
+
+# --- Java -----------------------------------------------------------------------------------
+
+JAVA = Dialect("java", text_blocks=True)
+
+
+# System properties an honest solution reads (the line separator); a call naming one is
+# read as `System.getProperty("line.separator")`, any other as `System.getProperty()`.
+_JAVA_HARMLESS_PROPERTIES = {"line.separator", "file.separator", "path.separator"}
+
+
+def java_facts(text: str) -> tuple[Fact, ...]:
+    toks, _ = tokens(text, JAVA)
+    facts = []
+    for name, line, end in chains(toks):
+        if name.removesuffix("()").endswith("getProperty") and end + 3 < len(toks) and toks[end + 2].kind == STR \
+                and toks[end + 2].text in _JAVA_HARMLESS_PROPERTIES and toks[end + 3].text == ")":
+            name = f'{name.removesuffix("()")}("{toks[end + 2].text}")'
+        facts.append(Fact(NAME, name, line))
+    facts += list(string_facts(toks))
+    for index, token in enumerate(toks):
+        if token.kind == ID and token.text == "import" and (not index or toks[index - 1].text in (";", "}")):
+            end = index + 1
+            while end < len(toks) and toks[end].text != ";":
+                end += 1
+            path = "".join(t.text for t in toks[index + 1:end] if t.text != "static")
+            facts += [Fact(IMPORT, path, token.line), Fact(NAME, path, token.line)]  # `System.*` too
+    return tuple(facts)
+
+
+# --- C++ ------------------------------------------------------------------------------------
+
+# Keywords after which a name is used, not declared (`return exit(1)`).
+_CPP_EXPRESSION_KEYWORDS = {"return", "case", "throw", "new", "delete", "co_return", "co_yield", "co_await", "else",
+                            "do", "sizeof", "alignof", "decltype", "typeid", "noexcept", "goto", "using", "operator"}
+CPP = Dialect("cpp", raw_strings="cpp", digit_separator="'", line_directives=True)
+
+
+def cpp_facts(text: str) -> tuple[Fact, ...]:
+    """C++ as the preprocessor sees it: `#include` targets are imports, `#define`d names,
+    `##` pastes and `#pragma`s are directives, macro bodies are read as code; GNU
+    `__attribute__((…))` and `[[…]]` contents are directives."""
+    # Line splices go first, as in translation phase 2 (`sys\<newline>tem` is `system`).
+    toks, _ = tokens(re.sub(r"\\\r?\n", "", text), CPP)
+    facts: list[Fact] = []
+    code = TokenList()
+    index = 0
+    while index < len(toks):
+        token = toks[index]
+        index += 1
+        if token.kind != "directive":
+            code.append(token)
+            continue
+        facts += _cpp_directive(token)
+        if index + 1 < len(toks) and toks[index].text == "define" and toks[index + 1].kind == ID:
+            # A macro body is code used wherever the macro is: its first name is no declaration.
+            index += 2
+            if index < len(toks) and toks[index].text == "(" and toks[index].line == token.line:
+                index = _matching(toks, index) + 1
+            code.append(Token(PUNCT, ";", token.line))
+    aliases = _cpp_namespace_aliases(code)
+    for name, line, end in chains(code, lambda name: aliases.get(name, name)):
+        start = end - 2 * (name.count("::") + name.count(".") + name.count("->"))
+        before = code[start - 1] if start > 0 else None
+        declared = (before is not None and before.kind == ID and before.text not in _CPP_EXPRESSION_KEYWORDS
+                    and name[:1].isalpha())
+        facts.append(Fact(NAME, ("decl:" if declared else "") + name, line))  # `void open();` declares
+    facts += list(string_facts(code, joiners=()))
+    facts += _cpp_attributes(code)
+    facts += [Fact(DIRECTIVE, f'extern "{code[index + 1].text}"', token.line) for index, token in enumerate(code[:-1])
+              if token.kind == ID and token.text == "extern" and code[index + 1].kind == STR]
+    return tuple(facts)
+
+
+def _cpp_namespace_aliases(toks: list[Token]) -> dict[str, str]:
+    """`namespace s = ::std;` read as `s` standing for `std` (so `s::system` is `std::system`)."""
+    aliases = {}
+    for index, token in enumerate(toks[:-3]):
+        if token.text == "namespace" and toks[index + 1].kind == ID and toks[index + 2].text == "=":
+            end = index + 3
+            while end < len(toks) and toks[end].text != ";":
+                end += 1
+            aliases[toks[index + 1].text] = "".join(t.text for t in toks[index + 3:end]).lstrip(":")
+    return aliases
+
+
+def _cpp_directive(token: Token) -> list[Fact]:
+    body = token.text
+    facts = [Fact(DIRECTIVE, body.split(None, 1)[0] if body.split() else "#", token.line)]
+    include = re.match(r"\s*(include|include_next|import|embed)\s*[<\"]([^>\"]*)[>\"]", body)
+    if include:
+        facts.append(Fact(IMPORT, include.group(2), token.line))
+    elif re.match(r"\s*(include|include_next|import|embed)\b", body):
+        facts.append(Fact(IMPORT, "?", token.line))  # a computed include
+    if re.match(r"\s*define\b", body):
+        name = re.match(r"\s*define\s+(\w+)", body)
+        facts.append(Fact(DIRECTIVE, f"define {name.group(1) if name else '?'}", token.line))
+        if "##" in body:
+            facts.append(Fact(DIRECTIVE, "##", token.line))
+    pragma = re.match(r"\s*pragma\s+(.*)", body)
+    if pragma:
+        facts.append(Fact(DIRECTIVE, "pragma " + pragma.group(1).strip(), token.line))
+    return facts
+
+
+def _cpp_attributes(toks: list[Token]) -> list[Fact]:
+    facts = []
+    for index, token in enumerate(toks):
+        if token.kind == ID and token.text in ("__attribute__", "__declspec") and index + 1 < len(toks) and toks[index + 1].text == "(":
+            close = _matching(toks, index + 1)
+            facts += [Fact(DIRECTIVE, t.text.strip("_"), t.line) for t in toks[index + 2:close] if t.kind == ID]
+        elif token.text == "[" and index + 1 < len(toks) and toks[index + 1].text == "[" and (not index or toks[index - 1].kind != ID):
+            close = _matching(toks, index)
+            facts += [Fact(DIRECTIVE, t.text.strip("_"), t.line) for t in toks[index + 2:close] if t.kind == ID]
+    return facts
