@@ -20,6 +20,7 @@ import pytest
 from .fixtures.forgers.check import grade_forger
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.outcomes import Reason
+from polyglot_harness.utils.pipeline.grading import TRUSTED_PROCESS
 
 pytestmark = pytest.mark.docker
 
@@ -44,7 +45,12 @@ def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, provid
     key = f"{forger.parent.name}/{forger.name}"
     assert not outcome.verdict.resolved, f"{key} ({meta['description']}) was graded resolved"
     assert outcome.canaries, f"{key}: no canary was planted into {meta['instance_id']}"
-    assert outcome.verdict.reason in ALREADY_CAUGHT.get(key, FORGERY_REASONS), (key, outcome.verdict)
+    allowed = ALREADY_CAUGHT.get(key, FORGERY_REASONS)
+    if outcome.isolation == TRUSTED_PROCESS:
+        # The forging code runs in the solution process, where no runner exists: the forger
+        # simply fails the tests it does not solve (python: tests/test_trusted_python.py).
+        allowed = allowed | {Reason.TESTS_FAILED}
+    assert outcome.verdict.reason in allowed, (key, outcome.verdict)
 
 
 @pytest.mark.parametrize("forger", FORGERS, ids=[f"{p.parent.name}/{p.name}" for p in FORGERS])

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing
-from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
+from polyglot_harness.utils.pipeline.grading import TRUSTED_PROCESS, GradingRequest, grade
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.judging.runner_results import PASSED
@@ -90,6 +90,10 @@ def test_early_exit_with_fake_success_output_does_not_resolve(instance_id, sandb
     # The runner's report on its own: the source policy refuses every early exit before it
     # runs (tests/test_source_policy.py).
     outcome, _ = run_grading(sandboxes, language_images, instance, patch, tmp_path, source_policy=False)
+    if outcome.isolation == TRUSTED_PROCESS:
+        # The exit runs in the solution process: it ends that process, never the test run.
+        assert not outcome.verdict.resolved and outcome.verdict.reason == "bridge_broken", outcome.verdict
+        return
     assert outcome.exec_result.exit_code == 0, "the fixture must forge the exit code to be a meaningful cheat"
     assert not outcome.verdict.resolved
     assert outcome.verdict.reason in ("no_test_results", "tests_failed", "expected_tests_missing")

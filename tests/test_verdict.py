@@ -227,3 +227,23 @@ def test_build_only_instance_with_a_failed_build_event_is_not_resolved():
 def test_build_only_instance_that_times_out_is_not_resolved():
     verdict = decide(None, True, RunnerResults(), grading_mode=GRADING_BUILD_ONLY)
     assert (verdict.resolved, verdict.reason) == (False, Reason.TEST_TIMEOUT)
+
+
+JUNIT_ONE_FAILED = ('<testsuites><testsuite name="pytest"><testcase classname="t_test.T" name="test_a">'
+                    '<failure message="no"/></testcase><testcase classname="t_test.T" name="test_b"/>'
+                    '</testsuite></testsuites>')
+
+
+def test_failed_tests_are_named_after_what_the_trusted_process_caught():
+    """python's report parser reads bridge.json (written by the trusted test process only);
+    the most telling refusal names the reason, and only ever in place of tests_failed."""
+    python = get_language("python")
+    caught = python.parse_results({"junit.xml": JUNIT_ONE_FAILED, "bridge.json":
+                                   '{"handle_compared_with_value": 3, "bridge_broken": 1}'})
+    assert caught.caught == ("bridge_broken", "handle_compared_with_value")
+    assert decide(1, False, caught).reason == Reason.BRIDGE_BROKEN
+    plain = python.parse_results({"junit.xml": JUNIT_ONE_FAILED})
+    assert decide(1, False, plain).reason == Reason.TESTS_FAILED
+    passing = python.parse_results({"junit.xml": JUNIT_ONE_FAILED.replace('<failure message="no"/>', ''),
+                                    "bridge.json": '{"handle_compared_with_value": 3}'})
+    assert decide(0, False, passing).resolved

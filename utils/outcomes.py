@@ -56,6 +56,19 @@ class Reason(StrEnum):
     # Planted canaries fail in every honest run, and every runner then exits non-zero: exit 0 with
     # canaries planted means the exit status was forged.
     EXIT_ZERO_WITH_CANARIES = "exit_zero_with_canaries"
+    # Tests failed and the trusted test process (LanguageSpec.trusted) says what it refused, most
+    # telling first: the channel to the solution process broke (a flood, a protocol violation,
+    # the process died); a solution's __exit__ tried to swallow a failed assertion; a solution
+    # dunder answered with the wrong type (an __eq__ that is not a bool); the solution asked for
+    # what the test process does not give out (a callback's private attributes); an operator
+    # between a solution object and a plain value (handle - 5.0); a solution object compared with
+    # a plain value (never equal). Only ever replaces tests_failed.
+    BRIDGE_BROKEN = "bridge_broken"
+    SOLUTION_SWALLOWED_ASSERTION = "solution_swallowed_assertion"
+    DUNDER_RESULT_NOT_PLAIN = "dunder_result_not_plain"
+    TEST_OBJECT_REFUSED = "test_object_refused"
+    HANDLE_OPERATOR_WITH_VALUE = "handle_operator_with_value"
+    HANDLE_COMPARED_WITH_VALUE = "handle_compared_with_value"
     # --- grading (utils/grading.py) ----------------------------------------------------------
     PATCH_APPLY_FAILED = "patch_apply_failed"
     DISK_LIMIT = "disk_limit"                      # the test run outgrew the disk cap

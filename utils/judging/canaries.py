@@ -293,4 +293,4 @@ def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf 
             name = case.name[:leaf.start] + source + case.name[leaf.start + len(leaf.name):]
             case = replace(case, name=name, leaf_start=-1)
         real.append(case)
-    return TestResults(tuple(real), results.report_files, results.problems), own
+    return TestResults(tuple(real), results.report_files, results.problems, results.caught), own

@@ -42,6 +42,8 @@ class TestResults:
     cases: tuple[TestCase, ...] = ()
     report_files: tuple[str, ...] = ()  # which report files were read
     problems: tuple[str, ...] = field(default_factory=tuple)  # unreadable reports etc.
+    # What a trusted test process refused (utils.outcomes.Reason values, most telling first).
+    caught: tuple[str, ...] = ()
 
     def count(self, outcome: str) -> int:
         return sum(1 for case in self.cases if case.outcome == outcome)

@@ -72,7 +72,9 @@ def decide_separated(
             return Verdict(False, Reason.BUILD_OR_RUN_FAILED, f"exit code {exit_code} and no test results")
         return Verdict(False, Reason.NO_TEST_RESULTS, "exit code 0 but the runner reported no test")
     if results.failed or results.errored:
-        return Verdict(False, Reason.TESTS_FAILED, f"{results.failed} failed, {results.errored} errored of {results.total}")
+        # A trusted test process may say what it caught; the counts stay in the detail.
+        reason = Reason(results.caught[0]) if results.caught else Reason.TESTS_FAILED
+        return Verdict(False, reason, f"{results.failed} failed, {results.errored} errored of {results.total}")
     if exit_code != 0 and not canaries:
         return Verdict(False, Reason.NONZERO_EXIT, f"all {results.total} reported tests passed but exit code was {exit_code}")
     if exit_code == 0 and canaries:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import re
 
+import dataclasses
+import json
+
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
+from ..outcomes import Reason
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, plant_after
-from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
+from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
 
@@ -53,6 +57,46 @@ def leaf(reported: str) -> Leaf | None:
 
 
 PLANTER = Planter(("**/*_test.py", "**/test_*.py"), "snake", find_units, plant_file, leaf)
+
+# --- trusted grading (docker/python/polyglot_bridge/) ---------------------------------
+
+_PYTEST_ARGUMENTS = "-p no:cacheprovider -q -o addopts= -o junit_family=xunit2 --junitxml={report_dir}/junit.xml"
+
+# The test process runs pytest isolated (-I: neither /testbed nor PYTHON* variables on the
+# path) with the bridge's plugin, which serves every non-test module under /testbed from the
+# solution process; bridge.json beside the report says what the trusted side caught.
+TRUSTED = TrustedProcess(
+    # Every file the agent could see or write (data files a solution opens beside itself
+    # included); grading never copies a hidden one.
+    solution_globs=("**",),
+    solver_command="python3 -I -m polyglot_bridge.solver {socket}",
+    test_command=(
+        "POLYGLOT_SOCKET={socket} POLYGLOT_EVENTS={report_dir}/bridge.json "
+        "python3 -I -m pytest -p polyglot_bridge.plugin " + _PYTEST_ARGUMENTS
+    ),
+    in_process=(
+        ("paasio", "its tests patch the module's `super` with a mock (SuperMock) that walks the caller's "
+                   "stack for the solution's own __init__ frame, and pass mocks the solution must subclass "
+                   "io.BufferedRandom around: the solution has to run in the test process"),
+    ),
+)
+
+# What the trusted side refused (bridge.json: name -> count), most telling first.
+_CAUGHT_ORDER = (Reason.BRIDGE_BROKEN, Reason.SOLUTION_SWALLOWED_ASSERTION, Reason.DUNDER_RESULT_NOT_PLAIN,
+                 Reason.TEST_OBJECT_REFUSED, Reason.HANDLE_OPERATOR_WITH_VALUE, Reason.HANDLE_COMPARED_WITH_VALUE)
+
+
+def parse_report(files: dict[str, str]) -> runner_results.TestResults:
+    """pytest's JUnit XML, plus what the trusted test process caught (bridge.json, written
+    only by that process: the report directory is 0700 to it)."""
+    results = runner_results.parse_junit_reports(files)
+    try:
+        counts = json.loads(files.get("bridge.json", "{}"))
+    except ValueError:
+        counts = {}
+    caught = tuple(str(reason) for reason in _CAUGHT_ORDER if isinstance(counts, dict) and counts.get(str(reason)))
+    return dataclasses.replace(results, caught=caught)
+
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 
@@ -122,11 +166,9 @@ LANGUAGE = LanguageSpec(
     artifact_globs=COMMON_ARTIFACTS + ("**/__pycache__/**", "**/*.pyc", "**/.pytest_cache/**"),
     unskip_globs=(),
     unskip=no_unskip,
-    test_command=(
-        "python3 -m pytest -p no:cacheprovider -q -o addopts= -o junit_family=xunit2 "
-        "--junitxml={report_dir}/junit.xml"
-    ),
-    parse_results=runner_results.parse_junit_reports,
+    test_command="python3 -m pytest " + _PYTEST_ARGUMENTS,
+    trusted=TRUSTED,
+    parse_results=parse_report,
     # pytest collects only test_*.py / *_test.py, hidden files a patch cannot add: a test
     # function in a solution file never runs.
     test_file=origin_unknown,

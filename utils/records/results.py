@@ -70,7 +70,10 @@ class InstanceResult:
     language: str = ""
     reason: Reason | str = ""             # machine-readable why (a Reason: tests_passed, tests_failed,
                                           # test_timeout, patch_apply_failed, empty_patch,
-                                          # infrastructure_failed, unexpected_error, ...)
+                                          # infrastructure_failed, unexpected_error, ...; with
+                                          # grading_isolation "trusted_process", tests_failed may be
+                                          # named after what the test process refused, e.g.
+                                          # handle_compared_with_value, bridge_broken)
     detail: str = ""                      # one human line expanding `reason`
     agent: str = ""                       # agent name: oracle | null | the agent directory
     agent_hash: str = ""                  # content hash of the agent tree + applied patches
