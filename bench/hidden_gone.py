@@ -108,20 +108,33 @@ def _short(value) -> str:
     return (json.dumps(value, sort_keys=True) if isinstance(value, dict) else str(value))[:300]
 
 
-def run_instance(sandboxes: Sandboxes, variants: tuple[Variant, Variant], index: int, instance: Instance) -> dict:
+def run_instance(sandboxes: Sandboxes, variants: tuple[Variant, Variant], index: int, instance: Instance,
+                 journal: Path) -> dict | None:
     order = variants if index % 2 == 0 else variants[::-1]
     measured = {}
     for variant in order:
-        started = time.monotonic()
-        measured[variant.name] = measure(sandboxes, variant, instance)
+        for attempt in (1, 2):  # an engine that times out under load: once more, then give up
+            started = time.monotonic()
+            try:
+                measured[variant.name] = measure(sandboxes, variant, instance)
+                break
+            except Exception as error:  # noqa: BLE001 - reported, the other instances go on
+                print(f"{instance.instance_id}: {variant.name} attempt {attempt} failed: {error}", flush=True)
+        else:
+            return None
         measured[variant.name]["seconds"] = time.monotonic() - started
     found = differences(measured["before"], measured["after"])
     print(f"{instance.instance_id}: before {measured['before']['seconds']:.1f}s after {measured['after']['seconds']:.1f}s"
           f"{' DIFFERS: ' + '; '.join(found) if found else ''}", flush=True)
-    return {"instance_id": instance.instance_id, "language": instance.language, "differences": found, **measured}
+    row = {"instance_id": instance.instance_id, "language": instance.language, "differences": found, **measured}
+    with journal.open("a") as handle:  # one line per instance as it ends: a cut run keeps its rows
+        handle.write(json.dumps(row) + "\n")
+    return row
 
 
 def summary(rows: list[dict]) -> None:
+    if not rows:
+        return
     print(f"\n{'language':10} {'n':>3} {'differ':>6} {'before s':>9} {'after s':>9} {'ratio':>6} "
           f"{'median before':>14} {'median after':>13}")
     for language in sorted({row["language"] for row in rows}):
@@ -139,27 +152,32 @@ def main() -> int:
     parser.add_argument("--before", required=True, help="language=image tag,... (main's images)")
     parser.add_argument("--languages", default="go,rust,java,cpp")
     parser.add_argument("--instance_ids", default="")
+    parser.add_argument("--skip", default="", help="instance ids not to measure (e.g. measured by a cut run)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args()
     languages = args.languages.split(",")
     wanted = set(filter(None, args.instance_ids.split(",")))
+    skipped = set(filter(None, args.skip.split(",")))
     instances = [i for i in load_dataset(args.dataset)
-                 if i.language in languages and (not wanted or i.instance_id in wanted)]
+                 if i.language in languages and (not wanted or i.instance_id in wanted) and i.instance_id not in skipped]
+    instances.sort(key=lambda i: languages.index(i.language))  # in the order --languages names them
     client = docker_client()
     after_images = {name: ensure_language_image(client, LANGUAGES[name], ImageSettings.from_env(), log=print).tag
                     for name in languages}
     before_images = dict(pair.split("=", 1) for pair in args.before.split(","))
     variants = (Variant("before", before_images, BEFORE_COMMANDS), Variant("after", after_images, {}))
+    output = args.output or Path(__file__).parent / "results" / f"hidden_gone-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    journal = output.with_suffix(".jsonl")
     sandboxes = Sandboxes(DockerProvider(client), "bench-hidden-gone")
     try:
         with ThreadPoolExecutor(max_workers=args.workers) as pool:
-            rows = list(pool.map(lambda pair: run_instance(sandboxes, variants, *pair), enumerate(instances)))
+            rows = [row for row in pool.map(lambda pair: run_instance(sandboxes, variants, *pair, journal),
+                                            enumerate(instances)) if row]
     finally:
         sandboxes.close()
     summary(rows)
-    output = args.output or Path(__file__).parent / "results" / f"hidden_gone-{time.strftime('%Y%m%dT%H%M%S')}.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps({"images": {"before": before_images, "after": after_images}, "rows": rows}, indent=1))
     print(f"written {output}")
     return 1 if any(row["differences"] for row in rows) else 0
