@@ -29,6 +29,14 @@ FORGERS = sorted(path.parent for path in FORGERS_DIR.glob("*/*/forger.json"))
 FORGERY_REASONS = {Reason.CANARY_PASSED, Reason.CANARY_MISSING, Reason.CANARY_WITHOUT_SECRET, Reason.EXIT_ZERO_WITH_CANARIES}
 # Forgers the runner's own report already exposed before canaries (negative controls).
 ALREADY_CAUGHT = {"rust/panic_hook_exit": {"tests_failed"}}
+# Forgers that now lose before any canary is needed (issue 25, tests/test_hidden_gone.py): the
+# child process they start is refused by polyglot-noexec (go, rust), or their shutdown hook
+# never runs (the Java runner halts once the launcher returned), so the tests run for real.
+STOPPED_BEFORE_CANARIES = {
+    "go/reexec_rewrite": {"tests_failed"}, "go/spare_unknown_names": {"tests_failed"},
+    "rust/init_array_logfile": {"tests_failed"}, "rust/spare_unknown_names": {"tests_failed"},
+    "java/shutdown_hook_xml": {"tests_failed"}, "java/spare_unknown_names": {"tests_failed"},
+}
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))
@@ -45,7 +53,7 @@ def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, provid
     key = f"{forger.parent.name}/{forger.name}"
     assert not outcome.verdict.resolved, f"{key} ({meta['description']}) was graded resolved"
     assert outcome.canaries, f"{key}: no canary was planted into {meta['instance_id']}"
-    allowed = ALREADY_CAUGHT.get(key, FORGERY_REASONS)
+    allowed = ALREADY_CAUGHT.get(key) or STOPPED_BEFORE_CANARIES.get(key) or FORGERY_REASONS
     if outcome.isolation == TRUSTED_PROCESS:
         # The forging code runs in the solution process, where no runner exists: the forger
         # simply fails the tests it does not solve (python: tests/test_trusted_python.py).

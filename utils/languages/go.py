@@ -87,7 +87,7 @@ LANGUAGE = LanguageSpec(
     artifact_globs=COMMON_ARTIFACTS + ("**/*.test", "**/*.out"),
     unskip_globs=(),
     unskip=no_unskip,
-    test_command="go test -json ./... > {report_dir}/go-test.json",
+    test_command="polyglot-go-test {report_dir}",
     parse_results=runner_results.parse_go_test_json,
     # go test runs only *_test.go files, hidden files a patch cannot add (a TestX in a
     # solution file, as in go__counter's reference, is an ordinary function); the report

@@ -209,9 +209,21 @@ def ensure_language_image(
     client: docker.DockerClient, language: LanguageSpec, settings: ImageSettings, log: Log = print
 ) -> ImageResult:
     common = ensure_common_image(client, settings, log)
+    recipe_dir = RECIPES_DIR / language.image_recipe
     return ensure_recipe_image(
-        client, language.name, RECIPES_DIR / language.image_recipe, common.tag, "COMMON_IMAGE", None, log
+        client, language.name, recipe_dir, common.tag, "COMMON_IMAGE", shared_sources(recipe_dir), log
     )
+
+
+def shared_sources(recipe_dir: Path) -> dict[str, bytes]:
+    """Files of docker/shared/ a recipe names in its `shared-sources` (one per line), added to
+    its build context: one source for what several language images build (the grading
+    launcher, docker/shared/polyglot-noexec.c) without touching the common image."""
+    listing = recipe_dir / "shared-sources"
+    if not listing.is_file():
+        return {}
+    names = [line.strip() for line in listing.read_text().splitlines() if line.strip()]
+    return {name: (RECIPES_DIR / "shared" / name).read_bytes() for name in names}
 
 
 def ensure_all_images(
