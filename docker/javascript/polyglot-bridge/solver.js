@@ -1,0 +1,187 @@
+'use strict';
+// The solution process (uid SOLUTION_UID, cwd = the solution directory): loads the solution's
+// modules when the test process asks, keeps every object that is not plain data behind a
+// handle (a number), and answers requests about handles: get, set, has, call, construct,
+// instanceof, and jest-style equality between two of its own objects. It decides no test:
+// it only computes values, which cross as data (wire.js). Functions the tests pass in become
+// local functions that call back into the test process; that is all it can do with them.
+//
+// Usage: node solver.js SOCKET (run in the solution directory).
+const fs = require('fs');
+const Module = require('module');
+const path = require('path');
+const { Channel } = require('./channel');
+const { encoder, decoder, builtinBase, ProtocolError } = require('./wire');
+
+const SOLUTION_DIR = process.cwd();
+const CALL_TIMEOUT_MS = 55000;
+
+// --- loading the solution: ES module syntax through the exercise preset, from the image ---
+let babel = null;
+function compileWithBabel() {
+  const previous = Module._extensions['.js'];
+  Module._extensions['.js'] = (module, filename) => {
+    if (!isSolutionFile(filename)) return previous(module, filename);
+    babel = babel || require('@babel/core');
+    const source = fs.readFileSync(filename, 'utf8');
+    const { code } = babel.transformSync(source, {
+      filename, configFile: false, babelrc: false, sourceType: 'unambiguous',
+      presets: [require.resolve('@exercism/babel-preset-javascript')],
+    });
+    module._compile(code, filename);
+  };
+}
+
+function isSolutionFile(filename) {
+  return filename.startsWith(SOLUTION_DIR + path.sep) && !filename.includes(`${path.sep}node_modules${path.sep}`);
+}
+
+function load(relative) {
+  if (typeof relative !== 'string' || relative.startsWith('/') || relative.split(/[\\/]/).includes('..')) {
+    throw new TypeError('not a solution module path');
+  }
+  return require(path.join(SOLUTION_DIR, relative));
+}
+
+// --- handles: objects that stay here ------------------------------------------------------
+const handles = new Map(); // id -> value
+const handleIds = new Map(); // value -> id
+const peerFunctions = new Map(); // the test process's function id -> local function or token
+const peerFunctionIds = new WeakMap(); // local function or token -> the test process's id
+const promises = new Map(); // the test process's promise id -> {resolve, reject}
+let nextId = 1;
+
+function keep(value) {
+  if (!handleIds.has(value)) {
+    handleIds.set(value, nextId);
+    handles.set(nextId, value);
+    nextId += 1;
+  }
+  return handleIds.get(value);
+}
+
+function errorClassChain(fn) {
+  const classes = [];
+  for (let cls = fn; typeof cls === 'function' && cls.prototype instanceof Error; cls = Object.getPrototypeOf(cls)) {
+    if (Object.values(BUILTINS).includes(cls)) break;
+    classes.push({ id: keep(cls), name: String(cls.name).slice(0, 200) });
+  }
+  return classes;
+}
+
+const BUILTINS = { Error, TypeError, RangeError, SyntaxError, ReferenceError, EvalError, URIError, AggregateError };
+
+function encodeError(error) {
+  if (!(error instanceof Error)) return encode(error);
+  const isClass = Object.values(BUILTINS).includes(error.constructor);
+  return {
+    t: 'e', base: builtinBase(error, BUILTINS), message: String(error.message),
+    classes: isClass ? [] : errorClassChain(error.constructor),
+  };
+}
+
+const encode = encoder({
+  peerId: (value) => peerFunctionIds.get(value),
+  ownFunction: (fn) => (fn.prototype instanceof Error && !Object.values(BUILTINS).includes(fn)
+    ? { t: 'ec', base: builtinBase(fn.prototype, BUILTINS), message: '', classes: errorClassChain(fn) }
+    : { t: 'h', id: keep(fn), kind: 'function', name: String(fn.name).slice(0, 200) }),
+  ownObject: (object) => ({ t: 'h', id: keep(object), kind: 'object' }),
+  promise: (promise) => {
+    const id = keep(promise);
+    promise.then(
+      (value) => settle(id, true, value),
+      (error) => settle(id, false, error),
+    );
+    return { t: 'p', id };
+  },
+  error: (error) => encodeError(error),
+});
+
+function settle(id, ok, value) {
+  let v;
+  try {
+    v = ok ? encode(value) : encodeError(value);
+  } catch (error) {
+    ok = false;
+    v = encodeError(error);
+  }
+  channel.notify({ op: 'settle', id, ok, v });
+}
+
+const decode = decoder({
+  peerRef: (wire) => {
+    if (!peerFunctions.has(wire.id)) {
+      // A test function: calling it is all the solution can do. A test object: a token.
+      const callback = wire.kind === 'function' ? function (...args) {
+        return reply(channel.call({ op: 'apply', target: { t: 'r', id: wire.id }, args: args.map((arg) => encode(arg)) }));
+      } : Object.freeze(Object.create(null));
+      peerFunctions.set(wire.id, callback);
+      peerFunctionIds.set(callback, wire.id);
+    }
+    return peerFunctions.get(wire.id);
+  },
+  ownRef: (id) => {
+    if (!handles.has(id)) throw new ProtocolError(`no handle ${id}`);
+    return handles.get(id);
+  },
+  promise: (id) => new Promise((resolve, reject) => promises.set(id, { resolve, reject })),
+  error: ({ base, message }) => new BUILTINS[base](message),
+  errorClass: () => { throw new ProtocolError('the test process sends no error classes'); },
+});
+
+function reply(message) {
+  if (message.ok) return decode(message.v);
+  throw decode(message.e);
+}
+
+// --- requests -------------------------------------------------------------------------------
+function key(wire) {
+  if (typeof wire === 'string') return wire;
+  if (wire && wire.sym === 'iterator') return Symbol.iterator;
+  throw new ProtocolError('not a property key');
+}
+
+const OPERATIONS = {
+  load: (request) => load(request.path),
+  get: (request) => decode(request.target)[key(request.key)],
+  set: (request) => { decode(request.target)[key(request.key)] = decode(request.value); return true; },
+  has: (request) => key(request.key) in decode(request.target),
+  apply: (request) => Reflect.apply(decode(request.target), decode(request.self), request.args.map((arg) => decode(arg))),
+  construct: (request) => Reflect.construct(decode(request.target), request.args.map((arg) => decode(arg))),
+  instanceOf: (request) => decode(request.value) instanceof decode(request.target),
+  equals: (request) => jestEquals(decode(request.a), decode(request.b), request.strict === true),
+};
+
+function jestEquals(a, b, strict) {
+  const utils = require('@jest/expect-utils');
+  const testers = strict
+    ? [utils.iterableEquality, utils.typeEquality, utils.sparseArrayEquality, utils.arrayBufferEquality]
+    : [utils.iterableEquality];
+  return utils.equals(a, b, testers, strict);
+}
+
+function serve(request) {
+  const operation = Object.prototype.hasOwnProperty.call(OPERATIONS, request.op) ? OPERATIONS[request.op] : null;
+  if (!operation) throw new ProtocolError(`no operation ${String(request.op).slice(0, 20)}`);
+  return encode(operation(request));
+}
+
+function onNote(note) {
+  if (note.op !== 'settle' || !promises.has(note.id)) throw new ProtocolError('unexpected note');
+  const { resolve, reject } = promises.get(note.id);
+  promises.delete(note.id);
+  if (note.ok) resolve(decode(note.v));
+  else reject(decode(note.v));
+}
+
+// What the solution throws outside any request (a timer, a rejected promise nobody awaits)
+// stays here: the tests see only what their own calls return or throw.
+process.on('uncaughtException', () => {});
+process.on('unhandledRejection', () => {});
+
+compileWithBabel();
+const channel = new Channel({
+  mode: 'connect', socketPath: process.argv[2], serve, onNote, encodeError,
+  callTimeoutMs: CALL_TIMEOUT_MS, keepAlive: true,
+});
+channel.onClose = () => process.exit(0);
