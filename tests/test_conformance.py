@@ -158,7 +158,7 @@ class _Leaky(FakeProvider):
 class _RootAlways(FakeSandbox):
     """Ignores the spec's user."""
 
-    def _limit(self):
+    def _limit(self, user):
         (self.cgroup / "cgroup.procs").write_text("0")
 
 

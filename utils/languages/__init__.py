@@ -13,11 +13,11 @@ import functools
 import importlib
 
 from ..judging.patches import GENERIC_SUSPICIOUS, SuspiciousPatterns
-from .spec import (BuildCache, ExerciseNameError, ExerciseNameLine, LanguageSpec, gitignore_line, matches_any,
-                   path_matches)
+from .spec import (BuildCache, ExerciseNameError, ExerciseNameLine, LanguageSpec, TrustedProcess, gitignore_line,
+                   matches_any, path_matches)
 
 __all__ = ["LANGUAGES", "BuildCache", "ExerciseNameError", "ExerciseNameLine", "LanguageExistsError", "LanguageSpec",
-           "UnknownLanguageError", "get_language", "gitignore_line", "matches_any", "path_matches", "register",
+           "TrustedProcess", "UnknownLanguageError", "get_language", "gitignore_line", "matches_any", "path_matches", "register",
            "suspicious_patterns", "unregister"]
 
 # In the order runs, images and reports list them.

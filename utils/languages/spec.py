@@ -134,6 +134,40 @@ class ExerciseNameLine:
         return b"\n".join(line for line in content.splitlines() if not line.strip().startswith(prefix))
 
 
+@dataclass(frozen=True)
+class TrustedProcess:
+    """Grading in two processes (the trust boundary of README "What a verdict means").
+
+    The test process (the runner, the hidden tests, the report) runs as RUNNER_UID in
+    /testbed, which grading makes 0700; the solution process runs as SOLUTION_UID on a copy of
+    the solution files in SOLUTION_DIR (readable, not writable), and answers the test
+    process's requests over a Unix socket. Only plain data crosses by value; the test process
+    decides every comparison and writes the report. Neither program comes from the exercise:
+    both are in the language image."""
+    # Files of the graded tree (path globs) the solution process gets: the solution files and
+    # what is needed to load them, never a hidden file.
+    solution_globs: tuple[str, ...]
+    # Started first, in the background, as SOLUTION_UID in SOLUTION_DIR (network none, output
+    # discarded); "{socket}" is replaced. It connects to the socket (retrying while it does not
+    # exist yet), serves requests until the connection closes, then exits. It loads no
+    # solution code before the first request.
+    solver_command: str
+    # Replaces LanguageSpec.test_command, run as RUNNER_UID in /testbed with TMPDIR private
+    # (0700). Placeholders: {report_dir} (0700), {socket} (a path in a directory grading makes
+    # 0711: the test process binds, listens and makes the socket 0666), {solution_dir}. It
+    # writes the report test_command writes, so parsing, canaries and verdicts are unchanged.
+    test_command: str
+    # Exercises (slugs) that keep in-process grading, each with the reason (README lists them).
+    in_process: tuple[tuple[str, str], ...] = ()
+
+    def applies_to(self, slug: str) -> bool:
+        return slug not in dict(self.in_process)
+
+    def solution_files(self, tree_paths: list[str], is_hidden: Callable[[str], bool]) -> list[str]:
+        """The tree's paths the solution process gets: matching solution_globs, never hidden."""
+        return [path for path in tree_paths if matches_any(path, self.solution_globs) and not is_hidden(path)]
+
+
 # Never part of a patch, in any language.
 COMMON_ARTIFACTS = (".git/**", "**/.DS_Store")
 
@@ -197,6 +231,8 @@ class LanguageSpec:
     # Regex fragments, by kind, of lines in a kept patch that could forge a verdict through
     # this language's runner (utils/judging/patches.py: audit_patch).
     suspicious: tuple[SuspiciousFragment, ...] = ()
+    # Grading in a trusted process the solution cannot touch (None: in-process only).
+    trusted: TrustedProcess | None = None
 
     def is_hidden(self, path: str) -> bool:
         return path.startswith(".meta/") or matches_any(path, self.hidden_globs)

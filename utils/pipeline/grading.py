@@ -9,11 +9,15 @@ Steps (host side first, so nothing the agent touched is reused):
    copy the tree into a fresh container from the language image (network off), run the
    spec's test command under the test timeout with the report written into a directory
    with a random name, read that report back, and decide with utils/verdict.py.
+   Where the language has a trusted process (LanguageSpec.trusted), the solution files are
+   copied to SOLUTION_DIR and served by a solution process running as SOLUTION_UID; the test
+   process, in /testbed made 0700, never loads solution code (`isolation` says which ran).
 """
 
 from __future__ import annotations
 
 import secrets
+import shlex
 import shutil
 import tempfile
 import time
@@ -23,15 +27,20 @@ from typing import Mapping
 
 from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from .build_cache import ensure_warm, reader_env, reader_mounts
-from ..languages import LanguageSpec, matches_any
+from ..languages import LanguageSpec, TrustedProcess, matches_any
 from ..outcomes import Reason
 from ..judging.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
 from ..judging.runner_results import TestCase, TestResults
-from ..seam.protocol import ExecResult, Limits, SandboxSpec
+from ..records.dataset import slug_of
+from ..seam.protocol import SOLUTION_UID, ExecResult, Limits, SandboxSpec
 from .pools import Sandboxes
 from ..judging.verdict import GRADING_TESTS, Verdict, decide_separated
 
 TESTBED = "/testbed"
+SOLUTION_DIR = "/solution"
+# GradingOutcome.isolation: how the solution ran beside the tests (result key grading_isolation).
+TRUSTED_PROCESS = "trusted_process"
+IN_PROCESS = "in_process"
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,7 @@ class GradingOutcome:
     # canary's own case by source.
     real_results: TestResults = TestResults()
     canary_cases: Mapping[str, TestCase] = field(default_factory=dict)
+    isolation: str | None = None  # TRUSTED_PROCESS | IN_PROCESS; None: nothing ran
 
 
 def grading_sandbox_spec(image: str, limits: Limits, language: LanguageSpec) -> SandboxSpec:
@@ -99,14 +109,16 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         planted = plant_canaries(tree, request)
         if planted:
             log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
-        report_dir = f"/tmp/report-{secrets.token_hex(8)}"
-        script = request.language.test_command.format(report_dir=report_dir)
-        eval_script = f"mkdir -p {report_dir} && cd {TESTBED} && {script}"
-        log(f"grading {request.instance_id} in {image}: {eval_script}")
+        trusted = trusted_process(request)
+        eval_script = evaluation_script(request.language, trusted, f"/tmp/report-{secrets.token_hex(8)}")
+        report_dir = eval_script.report_dir
+        log(f"grading {request.instance_id} in {image} ({eval_script.isolation}): {eval_script.text}")
         ensure_warm(sandboxes, request.language, image, request.test_tree, request.instance_id, limits, log)
         with sandboxes.start(grading_sandbox_spec(image, limits, request.language), request.instance_id) as box:
             box.put_directory(tree, TESTBED)
-            exec_result = box.exec(eval_script, request.test_timeout, workdir=TESTBED, guard_disk=True)
+            if trusted is not None:
+                start_solution_process(box, tree, trusted, request.language, eval_script.socket, log)
+            exec_result = box.exec(eval_script.text, request.test_timeout, workdir=TESTBED, guard_disk=True)
             # Nothing the code under test started may touch the report after the run.
             box.stop()
             report = {name: content.decode("utf-8", errors="replace")
@@ -121,8 +133,55 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         verdict = decide_separated(exec_result.exit_code, exec_result.timed_out, real, own, planted,
                                    request.expected_tests, request.expected_skips, request.grading_mode)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
-    return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script,
-                          time.monotonic() - started, guarded, planted, real, own)
+    return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script.text,
+                          time.monotonic() - started, guarded, planted, real, own, eval_script.isolation)
+
+
+@dataclass(frozen=True)
+class EvaluationScript:
+    text: str  # run as the sandbox's user in TESTBED
+    report_dir: str
+    isolation: str
+    socket: str = ""  # the trusted process's socket (TRUSTED_PROCESS only)
+
+
+def trusted_process(request: GradingRequest) -> TrustedProcess | None:
+    """The language's trusted process when it grades this instance (test-running modes only)."""
+    trusted = request.language.trusted
+    if trusted is None or request.grading_mode != GRADING_TESTS or not trusted.applies_to(slug_of(request.instance_id)):
+        return None
+    return trusted
+
+
+def evaluation_script(language: LanguageSpec, trusted: TrustedProcess | None, report_dir: str) -> EvaluationScript:
+    """The grading command: the report directory 0700 (nothing else may write it); with a
+    trusted process, /testbed 0700 too, a private TMPDIR (the solution process shares /tmp),
+    and the socket's directory 0711 (the solution process may connect, not list or add)."""
+    if trusted is None:
+        script = language.test_command.format(report_dir=report_dir)
+        return EvaluationScript(f"mkdir -m 700 -p {report_dir} && cd {TESTBED} && {script}", report_dir, IN_PROCESS)
+    token = secrets.token_hex(8)
+    private_tmp, socket = f"/tmp/private-{token}", f"/tmp/bridge-{token}/socket"
+    script = trusted.test_command.format(report_dir=report_dir, socket=socket, solution_dir=SOLUTION_DIR)
+    prologue = (f"chmod 700 {TESTBED} && mkdir -m 700 -p {report_dir} {private_tmp} && "
+                f"mkdir -m 711 {socket.rsplit('/', 1)[0]} && export TMPDIR={private_tmp}")
+    return EvaluationScript(f"{prologue} && cd {TESTBED} && {script}", report_dir, TRUSTED_PROCESS, socket)
+
+
+def start_solution_process(box, tree: Path, trusted: TrustedProcess, language: LanguageSpec, socket: str,
+                           log) -> None:
+    """Copy the solution files to SOLUTION_DIR and start the solution process in the
+    background as SOLUTION_UID (it waits for the test process's socket)."""
+    paths = [path.relative_to(tree).as_posix() for path in sorted(tree.rglob("*")) if path.is_file()]
+    with tempfile.TemporaryDirectory(prefix="polyglot-solution-") as copy:
+        for relative in trusted.solution_files(paths, language.is_hidden):
+            (Path(copy) / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(tree / relative, Path(copy) / relative)
+        box.put_directory(Path(copy), SOLUTION_DIR)
+    command = trusted.solver_command.format(socket=socket)
+    log(f"solution process (uid {SOLUTION_UID}, {SOLUTION_DIR}): {command}")
+    box.exec(f"nohup setsid sh -c {shlex.quote(command)} </dev/null >/dev/null 2>&1 &", 30,
+             workdir=SOLUTION_DIR, uid=SOLUTION_UID)
 
 
 def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:

@@ -266,6 +266,7 @@ def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOu
     result.test_names = list(results.names())
     result.failed_tests = [case.name for case in results.cases if case.outcome != "passed"][:50]
     result.seconds.grading = round(outcome.seconds, 3)
+    result.grading_isolation = outcome.isolation
     instance_id, files = job.instance.instance_id, _files(job)
     if outcome.exec_result is not None:
         result.test_exit_code = outcome.exec_result.exit_code

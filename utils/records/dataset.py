@@ -70,6 +70,10 @@ def language_of(instance_id: str) -> str:
     return instance_id.split("__", 1)[0]
 
 
+def slug_of(instance_id: str) -> str:
+    return instance_id.split("__", 1)[-1]
+
+
 def instance_repos_relpath(instance_id: str) -> str:
     return f"{REPOS_DIRNAME}/{instance_id}"
 

@@ -93,6 +93,10 @@ class InstanceResult:
                                           # decides, as upstream; listed in reports)
     stub_passes: bool | None = None       # the untouched stub resolves this instance (refactoring
                                           # exercises, build-only ones); None: not known
+    grading_isolation: str | None = None  # how the solution ran beside the tests: "trusted_process"
+                                          # (a separate process as another uid, answering the test
+                                          # process over a socket; python, javascript) | "in_process"
+                                          # (one process: the runner's); None: nothing was graded
     attempts: int = 1                     # infrastructure retries included
     error: str = ""                       # exception text for incomplete / error
     # --- tries (--tries, Aider's two-try protocol) ----------------------------------------------

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .protocol import KILL_GRACE_S, OUTPUT_CAP, RUNNER_UID, Limits, SandboxProvider, SandboxSpec
+from .protocol import KILL_GRACE_S, OUTPUT_CAP, RUNNER_UID, SOLUTION_UID, Limits, SandboxProvider, SandboxSpec
 from .errors import SandboxError
 
 WORK = "/conformance"
@@ -94,6 +94,29 @@ def check_files_go_in_and_out_owned_by_the_user(provider: SandboxProvider, image
     _expect(lines[1:2] == [str(RUNNER_UID)], f"commands must run as uid {RUNNER_UID}: {result.output!r}")
     _expect("writable" in lines, f"the copied tree must be the user's to write: {result.output!r}")
     _expect(files == {"file.txt": b"content\nmore\n"}, f"get_files returned {sorted(files)}")
+
+
+def check_another_uid_is_kept_out_and_killed(provider: SandboxProvider, image: str, run_id: str) -> None:
+    """exec(uid=SOLUTION_UID) runs as that uid, cannot read the user's 0700 directory, and
+    kill_all_processes ends what it left running."""
+    with tempfile.TemporaryDirectory() as source, provider.sandbox(_spec(image), run_id, "other-uid") as box:
+        (Path(source) / "private").mkdir()
+        (Path(source) / "private" / "secret.txt").write_text("secret\n")
+        box.put_directory(Path(source), WORK)
+        box.exec("chmod 700 private && mkdir shared && chmod 777 shared", 30, workdir=WORK)
+        result = box.exec("id -u; cat private/secret.txt 2>/dev/null || echo refused", 30, workdir=WORK,
+                          uid=SOLUTION_UID)
+        box.exec("nohup sh -c 'while :; do echo tick >> other-ticks; sleep 0.1; done' > /dev/null 2>&1 &",
+                 30, workdir=f"{WORK}/shared", uid=SOLUTION_UID)
+        time.sleep(0.5)
+        box.kill_all_processes()
+        before = box.get_files(f"{WORK}/shared").get("other-ticks", b"")
+        time.sleep(1)
+        after = box.get_files(f"{WORK}/shared").get("other-ticks", b"")
+    _expect(result.output.split() == [str(SOLUTION_UID), "refused"],
+            f"exec(uid={SOLUTION_UID}) must run as that uid and be refused the user's 0700 files: {result.output!r}")
+    _expect(before != b"", "the other uid's background writer never ran")
+    _expect(before == after, "a process of the other uid survived kill_all_processes")
 
 
 def _ticks_around_a_kill(box) -> tuple[bytes, bytes]:

@@ -9,13 +9,15 @@ Contract of a sandbox (each backend keeps it; the conformance suite checks it)
 - `start()` makes it exist with `spec.limits` applied, network `spec.network` ("none": no
   network at all), processes and copied-in files owned by `spec.user` (None: root), and the
   named caches of `spec.volumes` mounted. Nothing runs until `exec`.
-- `exec(command, timeout)` runs `sh -c command` in `workdir` and returns `ExecResult`. Past
+- `exec(command, timeout)` runs `sh -c command` in `workdir` as `spec.user` (or as `uid` when
+  given: e.g. SOLUTION_UID, which cannot read the user's 0700 files nor signal or trace its
+  processes) and returns `ExecResult`. Past
   `timeout` seconds the command's whole process tree dies (TERM, then KILL after
   KILL_GRACE_S). Output (stdout+stderr interleaved) is capped at OUTPUT_CAP bytes, head and
   tail kept, with a visible marker where the middle was dropped; `complete` says whether the
   whole stream arrived (callers of idempotent commands retry when it did not). With `guard_disk`, a run
   that writes more than `limits.disk` bytes is stopped (`disk_exceeded`).
-- `kill_all_processes()` ends every process commands started (whatever they did to escape:
+- `kill_all_processes()` ends every process commands started, as any uid (whatever they did to escape:
   new sessions, double forks, fork loops), files intact; exec still works afterwards.
   `stop()` ends every process for good; files can still be copied out.
 - `put_directory(source, destination)` copies a host directory's contents in (parents
@@ -46,6 +48,10 @@ KILL_GRACE_S = 5
 # The unprivileged user (and group) of every language image (docker/common/Dockerfile): agents
 # and tests run as it, and the files copied in for them are its own.
 RUNNER_UID = 10001
+# A second unprivileged uid for code that must reach neither RUNNER_UID's files nor its
+# processes: grading's solution process (exec(..., uid=SOLUTION_UID)), beside a trusted test
+# process running as RUNNER_UID. No passwd entry: HOME is unset.
+SOLUTION_UID = 10002
 
 # Shared caches (SandboxSpec.volumes) are named with this prefix; a provider's remove_caches
 # removes every one of them.
@@ -103,7 +109,8 @@ class Sandbox(Protocol):
 
     def start(self) -> "Sandbox": ...
     def exec(self, command: str, timeout: int, workdir: str = "/testbed",
-             environment: dict[str, str] | None = None, guard_disk: bool = False) -> ExecResult: ...
+             environment: dict[str, str] | None = None, guard_disk: bool = False,
+             uid: int | None = None) -> ExecResult: ...
     def put_directory(self, source: Path, destination: str) -> None: ...
     def get_files(self, path: str, max_bytes: int = 32 * 1024 * 1024) -> dict[str, bytes]: ...
     def kill_all_processes(self) -> None: ...

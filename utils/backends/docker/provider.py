@@ -61,6 +61,7 @@ class DockerSandbox:
         self.client, self.spec, self.run_id, self.instance_id = client, spec, run_id, instance_id
         self.start_slots = start_slots or contextlib.nullcontext()
         self.container = None
+        self._other_uids: set[int] = set()  # uids exec ran as besides spec.user: kill_all_processes ends theirs too
 
     @property
     def role(self) -> str:
@@ -119,9 +120,10 @@ class DockerSandbox:
     # --- commands ------------------------------------------------------------------------
 
     def exec(self, command: str, timeout: int, workdir: str = "/testbed",
-             environment: dict[str, str] | None = None, guard_disk: bool = False) -> ExecResult:
+             environment: dict[str, str] | None = None, guard_disk: bool = False,
+             uid: int | None = None) -> ExecResult:
         try:
-            return self._exec(command, timeout, workdir, environment, guard_disk)
+            return self._exec(command, timeout, workdir, environment, guard_disk, uid)
         except CommandNotStarted:
             raise
         except ENGINE_ERRORS as error:
@@ -129,7 +131,7 @@ class DockerSandbox:
                                f"{type(error).__name__}: {error}") from error
 
     def _exec(self, command: str, timeout: int, workdir: str, environment: dict[str, str] | None,
-              guard_disk: bool) -> ExecResult:
+              guard_disk: bool, uid: int | None = None) -> ExecResult:
         # The outer shell (outside the command's process group, so a timeout spares it) ends
         # the output with a marker nobody else knows: without it the stream was cut short.
         # stderr joins stdout in ONE pipe first: the engine copies two pipes independently, so
@@ -142,7 +144,7 @@ class DockerSandbox:
         started = time.monotonic()
         try:
             exec_id = api.exec_create(self._id(), wrapped, workdir=workdir, environment=environment or {},
-                                      stdout=True, stderr=True, user=self._exec_user())["Id"]
+                                      stdout=True, stderr=True, user=self._exec_user(uid))["Id"]
         except ENGINE_ERRORS as error:
             raise CommandNotStarted(f"the command did not start in the {self.role} container: {error}") from error
         stream = exec_output(api, exec_id)
@@ -177,8 +179,12 @@ class DockerSandbox:
         listed = self.client.api.containers(all=True, size=True, filters={"id": self._id()})
         return int(listed[0].get("SizeRw") or 0) if listed else 0
 
-    def _exec_user(self) -> str:
-        return "0:0" if self.spec.user is None else f"{self.spec.user}:{self.spec.user}"
+    def _exec_user(self, uid: int | None = None) -> str:
+        if uid is None:
+            uid = self.spec.user
+        else:
+            self._other_uids.add(uid)
+        return "0:0" if uid is None else f"{uid}:{uid}"
 
     def kill_all_processes(self) -> None:
         """End every process of the sandbox's user, its files intact; exec still works.
@@ -190,14 +196,15 @@ class DockerSandbox:
         cannot run (a root sandbox, or the pids limit reached by a fork bomb), the container
         is killed and started again instead: killing its init makes the kernel kill
         everything in its PID namespace."""
-        if self.spec.user is not None and self._kill_user_processes():
+        uids = (self.spec.user, *sorted(self._other_uids - {self.spec.user}))
+        if None not in uids and all(self._kill_user_processes(uid) for uid in uids):
             return
         self._restart()
 
-    def _kill_user_processes(self) -> bool:
+    def _kill_user_processes(self, uid: int) -> bool:
         try:
             exec_id = self.client.api.exec_create(self._id(), ["sh", "-c", "kill -KILL -1; kill -KILL -1; true"],
-                                                  user=self._exec_user(), stdout=True, stderr=True)["Id"]
+                                                  user=f"{uid}:{uid}", stdout=True, stderr=True)["Id"]
             self.client.api.exec_start(exec_id)
             return self.client.api.exec_inspect(exec_id).get("ExitCode") == 0
         except (SandboxError, *ENGINE_ERRORS):

@@ -13,6 +13,7 @@ pipeline tests whose commands use relative paths, never for running an agent.
 from __future__ import annotations
 
 import ctypes
+import functools
 import io
 import os
 import resource
@@ -104,7 +105,8 @@ class FakeSandbox:
     # --- commands --------------------------------------------------------------------------
 
     def exec(self, command: str, timeout: int, workdir: str = "/testbed",
-             environment: dict[str, str] | None = None, guard_disk: bool = False) -> ExecResult:
+             environment: dict[str, str] | None = None, guard_disk: bool = False,
+             uid: int | None = None) -> ExecResult:
         if self.root is None or self.stopped:
             raise CommandNotStarted("the fake sandbox is not running")
         cwd = self._host_path(workdir)
@@ -114,7 +116,7 @@ class FakeSandbox:
         started = time.monotonic()
         process = subprocess.Popen(["sh", "-c", command], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                   preexec_fn=self._limit)
+                                   preexec_fn=functools.partial(self._limit, self.spec.user if uid is None else uid))
         timed_out, exceeded = threading.Event(), threading.Event()
         watchers = [threading.Timer(timeout, self._end_group, (process.pid, timed_out))]
         if guard_disk and self.spec.limits.disk:
@@ -129,16 +131,17 @@ class FakeSandbox:
         return ExecResult(exit_code if exit_code >= 0 else 128 - exit_code, collector.text(), timed_out.is_set(),
                           time.monotonic() - started, collector.truncated, exceeded.is_set())
 
-    def _limit(self) -> None:
+    def _limit(self, user: int | None) -> None:
         """In the child, before exec: network namespace, limits, then the user."""
         (self.cgroup / "cgroup.procs").write_text("0")
         if self.spec.network == "none" and _LIBC.unshare(CLONE_NEWNET) != 0:
             os._exit(126)
         memory = _bytes(self.spec.limits.memory)
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        if self.spec.user is not None:
-            os.setgid(self.spec.user)
-            os.setuid(self.spec.user)
+        if user is not None:
+            os.setgroups([])
+            os.setgid(user)
+            os.setuid(user)
 
     def _end_group(self, group: int, timed_out: threading.Event) -> None:
         timed_out.set()

@@ -91,8 +91,8 @@ class _SandboxActor:
         return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
 
     def exec(self, command: str, timeout: int, workdir: str, environment: dict[str, str] | None,
-             guard_disk: bool) -> ExecResult:
-        return self.box.exec(command, timeout, workdir, environment, guard_disk)
+             guard_disk: bool, uid: int | None = None) -> ExecResult:
+        return self.box.exec(command, timeout, workdir, environment, guard_disk, uid)
 
     def put_tar(self, archive: bytes, destination: str) -> None:
         self.box.put_tar(archive, destination)
@@ -232,8 +232,9 @@ class RaySandbox:
         return _get(getattr(self.actor, method).remote(*args), f"{method} in the {self.spec.role} sandbox")
 
     def exec(self, command: str, timeout: int, workdir: str = "/testbed",
-             environment: dict[str, str] | None = None, guard_disk: bool = False) -> ExecResult:
-        return self._call("exec", command, timeout, workdir, environment, guard_disk)
+             environment: dict[str, str] | None = None, guard_disk: bool = False,
+             uid: int | None = None) -> ExecResult:
+        return self._call("exec", command, timeout, workdir, environment, guard_disk, uid)
 
     def put_directory(self, source: Path, destination: str) -> None:
         self._call("put_tar", tar_directory(source, prefix=destination.strip("/"), owner=self.spec.user),
