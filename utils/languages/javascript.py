@@ -7,7 +7,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit
-from .spec import COMMON_ARTIFACTS, LanguageSpec, origin_is_file
+from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, origin_is_file
 
 # --- un-skip ----------------------------------------------------------------------------
 
@@ -62,6 +62,20 @@ def leaf(reported: str) -> Leaf | None:
 
 PLANTER = Planter(("**/*.spec.js", "**/*.test.js"), "words", find_units, plant_file, leaf)
 
+# --- trusted grading (issue 24) ------------------------------------------------------------
+
+# jest runs the hidden specs in the test process; each solution module they import is a proxy
+# onto the solution process (docker/javascript/polyglot-bridge: trusted.js, solver.js).
+TRUSTED = TrustedProcess(
+    solution_globs=("**/*.js", "**/*.cjs", "**/*.mjs", "**/*.json"),
+    solver_command="polyglot-js-solver {socket}",
+    test_command="polyglot-js-trusted-test {report_dir} {socket}",
+    in_process=(
+        ("grep", "its spec runs the solution as a command-line program (child_process.spawnSync of "
+                 "`node grep.js`) from the test process; a module proxy cannot stand in for a program"),
+    ),
+)
+
 # --- the language -----------------------------------------------------------------------
 
 LANGUAGE = LanguageSpec(
@@ -82,6 +96,7 @@ LANGUAGE = LanguageSpec(
     unskip_globs=("**/*.spec.js", "**/*.test.js"),
     unskip=unskip_javascript,
     test_command="polyglot-js-test {report_dir}",
+    trusted=TRUSTED,
     parse_results=runner_results.parse_jest_json,
     test_file=origin_is_file,  # jest reports each test's file
     suspicious=(
