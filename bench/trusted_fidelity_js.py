@@ -31,7 +31,7 @@ import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_har
 from polyglot_harness.utils.backends.docker.images import ensure_language_image  # noqa: E402
 from polyglot_harness.utils.backends.docker.provider import DockerProvider  # noqa: E402
 from polyglot_harness.utils.languages import LANGUAGES, LanguageSpec  # noqa: E402
-from polyglot_harness.utils.pipeline.expected_tests import patch_writing  # noqa: E402
+from polyglot_harness.utils.pipeline.expected_tests import reference_patch  # noqa: E402
 from polyglot_harness.utils.pipeline.grading import GradingOutcome, GradingRequest, grade  # noqa: E402
 from polyglot_harness.utils.pipeline.pools import Sandboxes  # noqa: E402
 from polyglot_harness.utils.records.dataset import Instance, load_dataset  # noqa: E402
@@ -72,7 +72,7 @@ def grade_once(provider, image: str, instance: Instance, language: LanguageSpec,
 
 
 def compare(provider, image: str, instance: Instance) -> dict:
-    reference = patch_writing(instance, {path: content.encode() for path, content in instance.reference_answers.items()})
+    reference = reference_patch(instance)
     row = {"instance": instance.instance_id}
     for solution, patch in (("reference", reference), ("stub", "")):
         before = grade_once(provider, image, instance, IN_PROCESS, patch)

@@ -1,9 +1,12 @@
 'use strict';
-// The socket side of a Channel (channel.js), in a worker thread so that the main thread can
+// The reading side of a Channel (channel.js), in a worker thread so that the main thread can
 // block in Atomics.wait while this thread keeps reading: frames (4-byte big-endian length +
 // UTF-8 JSON) go to the main thread as strings on `port`, each followed by a bump of
-// `signal[0]` (which wakes a blocked main thread). A frame over `maxFrame` bytes, a closed
-// connection or a peer that never connects ends the channel: the main thread gets {closed}.
+// `signal[0]` (which wakes a blocked main thread). Once connected, the main thread gets {fd}
+// and writes to the socket itself (one thread hop less per message). A frame over `maxFrame`
+// bytes, a closed connection or a peer that never connects ends the channel: the main thread
+// gets {closed}. The socket is left open (half-open when the peer ends) until the main thread
+// ends this worker, so that the main thread never writes to a descriptor reused since.
 const fs = require('fs');
 const net = require('net');
 const { workerData } = require('worker_threads');
@@ -12,7 +15,6 @@ const { mode, path, port, signal, maxFrame, connectMs } = workerData;
 let socket = null;
 let server = null;
 let ended = false;
-const outbox = [];
 
 function wake() {
   Atomics.add(signal, 0, 1);
@@ -24,25 +26,16 @@ function end(reason) {
   ended = true;
   port.postMessage({ closed: String(reason) });
   wake();
-  if (socket) socket.destroy();
+  if (socket) socket.pause();
   if (server) server.close();
-  port.close();
-}
-
-function send(text) {
-  const body = Buffer.from(text, 'utf8');
-  const head = Buffer.alloc(4);
-  head.writeUInt32BE(body.length, 0);
-  socket.write(Buffer.concat([head, body]));
 }
 
 function attach(connected) {
   socket = connected;
-  socket.setNoDelay(true);
   let buffered = Buffer.alloc(0);
   socket.on('data', (chunk) => {
     buffered = buffered.length ? Buffer.concat([buffered, chunk]) : chunk;
-    while (buffered.length >= 4) {
+    while (buffered.length >= 4 && !ended) {
       const size = buffered.readUInt32BE(0);
       if (size > maxFrame) return end(`the peer sent a ${size}-byte message (cap ${maxFrame})`);
       if (buffered.length < 4 + size) break;
@@ -50,32 +43,30 @@ function attach(connected) {
       buffered = buffered.subarray(4 + size);
       wake();
     }
+    return undefined;
   });
+  socket.on('end', () => end('the connection closed'));
   socket.on('close', () => end('the connection closed'));
   socket.on('error', (error) => end(error.message));
-  for (const text of outbox.splice(0)) send(text);
+  port.postMessage({ fd: socket._handle.fd });
+  wake();
 }
-
-port.on('message', (text) => {
-  if (ended) return;
-  if (socket) send(text);
-  else outbox.push(text);
-});
 
 const deadline = setTimeout(() => end(`no peer connected within ${connectMs} ms`), connectMs);
 
 if (mode === 'listen') {
   try { fs.unlinkSync(path); } catch (error) { /* nothing to replace */ }
-  server = net.createServer((connected) => {
+  server = net.createServer({ allowHalfOpen: true }, (connected) => {
     clearTimeout(deadline);
     server.close(); // exactly one peer: the solution process
+    server = null;
     attach(connected);
   });
   server.on('error', (error) => end(error.message));
   server.listen(path, () => fs.chmodSync(path, 0o666));
 } else {
   const tryConnect = () => {
-    const attempt = net.connect(path);
+    const attempt = net.connect({ path, allowHalfOpen: true });
     attempt.once('connect', () => {
       clearTimeout(deadline);
       attempt.removeAllListeners('error');

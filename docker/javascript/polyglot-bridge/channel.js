@@ -3,10 +3,11 @@
 // process over one Unix socket. `call` blocks the calling (main) thread until the peer answers,
 // serving the peer's own requests meanwhile (a test's callback called by the solution while the
 // test waits on the solution, and so on, to any depth); `notify` sends without waiting. The
-// socket lives in a worker thread (channel-worker.js): Node has no blocking socket read, but a
-// main thread may block in Atomics.wait and pull the worker's messages with
-// receiveMessageOnPort. Requests that arrive while the main thread is idle (a promise settled
+// socket is read in a worker thread (channel-worker.js): Node has no blocking socket read, but
+// a main thread may block in Atomics.wait and pull the worker's messages with
+// receiveMessageOnPort; it writes to the socket itself (fs.writeSync on its descriptor). Requests that arrive while the main thread is idle (a promise settled
 // later, a timer in the solution calling a callback) are served from the event loop.
+const fs = require('fs');
 const path = require('path');
 const { MessageChannel, Worker, receiveMessageOnPort } = require('worker_threads');
 
@@ -26,7 +27,9 @@ class Channel {
     this.nextId = 1;
     this.closedReason = null;
     this.onClose = () => {};
-    this.signal = new Int32Array(new SharedArrayBuffer(4));
+    this.connectMs = connectMs;
+    this.fd = null;
+    this.signal = new Int32Array(new SharedArrayBuffer(8)); // [0]: messages from the worker; [1]: sleeping
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
     this.worker = new Worker(path.join(__dirname, 'channel-worker.js'), {
@@ -45,9 +48,46 @@ class Channel {
   }
 
   send(message) {
-    const text = JSON.stringify(message);
-    if (Buffer.byteLength(text, 'utf8') > MAX_FRAME) throw new RangeError(`a message over ${MAX_FRAME} bytes cannot cross`);
-    this.port.postMessage(text);
+    const body = Buffer.from(JSON.stringify(message), 'utf8');
+    if (body.length > MAX_FRAME) throw new RangeError(`a message over ${MAX_FRAME} bytes cannot cross`);
+    const frame = Buffer.alloc(4 + body.length);
+    frame.writeUInt32BE(body.length, 0);
+    body.copy(frame, 4);
+    this.writeAll(this.connected(), frame);
+  }
+
+  // The socket's file descriptor, once the worker has a peer (blocks until then).
+  connected() {
+    const deadline = Date.now() + this.connectMs;
+    while (this.fd === null) {
+      this.throwIfClosed();
+      const seen = Atomics.load(this.signal, 0);
+      const received = receiveMessageOnPort(this.port);
+      if (received) this.dispatch(received.message, null);
+      else if (Date.now() > deadline) this.close('no peer connected');
+      else Atomics.wait(this.signal, 0, seen, 100);
+    }
+    return this.fd;
+  }
+
+  // A non-blocking socket: a full buffer (EAGAIN) is waited out, up to the call timeout.
+  writeAll(fd, frame) {
+    const deadline = Date.now() + this.callTimeoutMs;
+    let offset = 0;
+    while (offset < frame.length) {
+      this.throwIfClosed();
+      try {
+        offset += fs.writeSync(fd, frame, offset);
+      } catch (error) {
+        if (error.code !== 'EAGAIN') this.close(`the connection failed (${error.code})`);
+        else if (Date.now() > deadline) this.close('the peer stopped reading');
+        else Atomics.wait(this.signal, 1, 0, 1);
+      }
+    }
+  }
+
+  throwIfClosed() {
+    if (this.closed) throw new ChannelClosed(`the solution process is gone (${this.closedReason})`);
   }
 
   notify(message) {
@@ -56,7 +96,7 @@ class Channel {
 
   // Sends a request and blocks until its reply; returns {ok, v} or {ok: false, e} as sent.
   call(message) {
-    if (this.closed) throw new ChannelClosed(`the solution process is gone (${this.closedReason})`);
+    this.throwIfClosed();
     const id = this.nextId++;
     this.send({ k: 'req', id, ...message });
     const deadline = Date.now() + this.callTimeoutMs;
@@ -68,7 +108,7 @@ class Channel {
         if (reply) return reply;
         continue;
       }
-      if (this.closed) throw new ChannelClosed(`the solution process is gone (${this.closedReason})`);
+      this.throwIfClosed();
       const left = deadline - Date.now();
       if (left <= 0) {
         this.close(`no answer within ${this.callTimeoutMs} ms`);
@@ -81,7 +121,13 @@ class Channel {
   // One incoming message; returns it when it is the reply awaited by `call` (id `awaited`).
   dispatch(raw, awaited) {
     if (this.closed) return null;
-    if (typeof raw !== 'string') return this.close(raw && raw.closed ? String(raw.closed) : 'channel closed');
+    if (typeof raw !== 'string') {
+      if (raw && Number.isInteger(raw.fd) && this.fd === null) {
+        this.fd = raw.fd;
+        return null;
+      }
+      return this.close(raw && raw.closed ? String(raw.closed) : 'channel closed');
+    }
     let message;
     try {
       message = JSON.parse(raw);
@@ -89,7 +135,10 @@ class Channel {
       return this.close('the peer sent a message that is not JSON');
     }
     if (message === null || typeof message !== 'object') return this.close('the peer sent a malformed message');
-    if (message.k === 'res') return message.id === awaited ? message : null; // else a late reply
+    if (message.k === 'res') {
+      // Calls nest, so the only reply that may come is the innermost awaited one.
+      return message.id === awaited ? message : this.close('the peer answered a call nobody waits for');
+    }
     if (message.k === 'note') {
       this.guard(() => this.onNote(message));
       return null;

@@ -1,18 +1,16 @@
 'use strict';
 // The test process's side of the bridge, loaded by jest into the test's own module registry
 // (so the values it makes belong to the test's realm). Every solution module the tests import
-// is replaced (transform.js) by `solutionModule(path)`: the exports the solution process
+// is replaced (transform.js) by `solutionModule(path, names)`: the exports the solution process
 // reports, rebuilt here as plain data, with everything else a HANDLE made here:
 //  - a handle answers only the property names the hidden tests themselves use (read from the
-//    spec files' syntax, see declaredNames), never a framework's hooks (FRAMEWORK_HOOKS);
+//    spec files' syntax by transform.js), never a framework's hooks (FRAMEWORK_HOOKS);
 //  - it owns no enumerable keys, no prototype and no `then`: it equals no plain value, is no
 //    thenable, no asymmetric matcher, no primitive;
 //  - two handles are compared (toEqual/toStrictEqual) by the solution process: that is the
 //    solution's own equality of its own objects, never of a value the tests expect.
 // Errors the solution throws are rethrown here as errors of the builtin type, or of a local
 // stand-in class for each of the solution's own error classes.
-const fs = require('fs');
-const path = require('path');
 const { Channel } = require('./channel');
 const { encoder, decoder, builtinBase, BUILTIN_ERRORS, ProtocolError } = require('./wire');
 
@@ -23,55 +21,22 @@ const FRAMEWORK_HOOKS = new Set([
   'toJSON', 'nodeType', 'nodeName', 'isEqualNode', 'constructor', 'prototype', 'inspect',
   'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable',
 ]);
-const ROOT = process.cwd();
 
 // --- what the tests may ask of a handle ---------------------------------------------------
-function specFiles(dir = ROOT, depth = 0) {
-  const found = [];
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory() && depth < 8) found.push(...specFiles(full, depth + 1));
-    else if (/\.(spec|test)\.[cm]?js$/.test(entry.name) || (entry.isFile() && full.includes(`${path.sep}__tests__${path.sep}`))) found.push(full);
-  }
-  return found;
+// The property names the hidden specs use (transform.js reads them from the specs' syntax
+// and passes them with each solution module). Framework hooks are never answered, even when
+// a spec names them (e.g. `.then` on a promise the test made); Symbol.iterator only when a
+// spec names it.
+let declared = { names: new Set(), iterator: false };
+
+function declare(names) {
+  const kept = new Set(names.filter((name) => typeof name === 'string' && !FRAMEWORK_HOOKS.has(name) && !/^(__|@@|\$\$)/.test(name)));
+  const iterator = kept.delete('@@iterator');
+  if (iterator) kept.add('next');
+  declared = { names: kept, iterator };
 }
 
-// Property names the hidden tests use: `a.name`, `a['name']`, `{ name } = a`, `name() {}`,
-// named imports. Framework hooks are never answered, even when a spec names them (e.g. `.then`
-// on a promise the test made); Symbol.iterator only when a spec names it.
-function declaredNames() {
-  const { parse } = require('@babel/parser');
-  const names = new Set();
-  let iterator = false;
-  const visit = (node) => {
-    if (Array.isArray(node)) return node.forEach(visit);
-    if (!node || typeof node.type !== 'string') return undefined;
-    if ((node.type === 'MemberExpression' || node.type === 'OptionalMemberExpression')) {
-      if (!node.computed && node.property.type === 'Identifier') names.add(node.property.name);
-      if (node.computed && node.property.type === 'StringLiteral') names.add(node.property.value);
-      if (node.object.type === 'Identifier' && node.object.name === 'Symbol' && node.property.name === 'iterator') iterator = true;
-    }
-    if ((node.type === 'ObjectProperty' || node.type === 'ObjectMethod' || node.type === 'ClassMethod') && !node.computed && node.key.type === 'Identifier') names.add(node.key.name);
-    if (node.type === 'ImportSpecifier') names.add(node.imported.name || node.imported.value);
-    for (const field of Object.keys(node)) {
-      if (field !== 'loc' && field !== 'start' && field !== 'end' && typeof node[field] === 'object') visit(node[field]);
-    }
-    return undefined;
-  };
-  for (const file of specFiles()) {
-    const ast = parse(fs.readFileSync(file, 'utf8'), { sourceType: 'unambiguous', errorRecovery: true, plugins: ['jsx'] });
-    visit(ast.program);
-  }
-  for (const hook of FRAMEWORK_HOOKS) names.delete(hook);
-  for (const name of names) if (/^(__|@@|\$\$)/.test(name)) names.delete(name);
-  if (iterator) names.add('next');
-  return { names, iterator };
-}
-
-let declared = null;
 function answers(key) {
-  declared = declared || declaredNames();
   if (typeof key === 'symbol') return key === Symbol.iterator && declared.iterator;
   return declared.names.has(key);
 }
@@ -100,11 +65,22 @@ function makeHandle(wire) {
   const name = callable && typeof wire.name === 'string' ? wire.name : '';
   const target = callable ? function () {}.bind(null) : Object.create(null);
   const self = { t: 'r', id };
+  const methods = new Set(Array.isArray(wire.methods) ? wire.methods.filter((method) => typeof method === 'string') : []);
+  const bound = new Map(); // method name -> the one local function calling it (h.m === h.m)
+  const method = (key) => {
+    if (!bound.has(key)) {
+      bound.set(key, function (...args) {
+        return remote({ op: 'invoke', target: self, key, self: encode(this), args: args.map((arg) => encode(arg)) });
+      });
+    }
+    return bound.get(key);
+  };
   const handle = new Proxy(target, {
     get(_, key) {
       if (key === Symbol.hasInstance && callable) return (value) => handleIds.has(value) && remote({ op: 'instanceOf', value: { t: 'r', id: handleIds.get(value) }, target: self });
       if (callable && (key === 'name' || key === 'length')) return key === 'name' ? name : 0;
       if (!answers(key)) return undefined;
+      if (typeof key === 'string' && methods.has(key)) return method(key);
       return remote({ op: 'get', target: self, key: wireKey(key) });
     },
     set(_, key, value) {
@@ -257,7 +233,8 @@ function settleLocal(note) {
 }
 
 // --- what jest sees -------------------------------------------------------------------------
-function solutionModule(relativePath) {
+function solutionModule(relativePath, specNames) {
+  declare(specNames);
   return remote({ op: 'load', path: relativePath });
 }
 

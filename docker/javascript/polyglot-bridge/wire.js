@@ -67,9 +67,14 @@ function encoder(side) {
   return encode;
 }
 
-// Getters make an object behave, not just hold data: such an object stays with its sender.
+// Getters or methods make an object behave, not just hold data: such an object stays with
+// its sender (a plain object carrying an `asymmetricMatch` or `then` function would otherwise
+// reach jest as a matcher or a thenable).
 function hasOnlyData(value) {
-  return Object.keys(value).every((key) => 'value' in Object.getOwnPropertyDescriptor(value, key));
+  return Object.keys(value).every((key) => {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    return 'value' in descriptor && typeof descriptor.value !== 'function';
+  });
 }
 
 function plainObject(value, inner) {
@@ -141,4 +146,4 @@ function builtinBase(error, globals) {
   return 'Error';
 }
 
-module.exports = { encoder, decoder, builtinBase, ProtocolError, BUILTIN_ERRORS, isPlainObject, plainObject };
+module.exports = { encoder, decoder, builtinBase, ProtocolError, BUILTIN_ERRORS, plainObject };
