@@ -44,7 +44,10 @@ def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, provid
     key = f"{forger.parent.name}/{forger.name}"
     assert not outcome.verdict.resolved, f"{key} ({meta['description']}) was graded resolved"
     assert outcome.canaries, f"{key}: no canary was planted into {meta['instance_id']}"
-    assert outcome.verdict.reason in ALREADY_CAUGHT.get(key, FORGERY_REASONS), (key, outcome.verdict)
+    # Graded in a trusted process, the forging code runs where no framework or report is:
+    # what is left is a solution that fails its tests.
+    caught = {Reason.TESTS_FAILED} if outcome.isolation == "trusted_process" else ALREADY_CAUGHT.get(key, FORGERY_REASONS)
+    assert outcome.verdict.reason in caught, (key, outcome.verdict)
 
 
 @pytest.mark.parametrize("forger", FORGERS, ids=[f"{p.parent.name}/{p.name}" for p in FORGERS])
