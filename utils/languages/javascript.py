@@ -67,7 +67,7 @@ PLANTER = Planter(("**/*.spec.js", "**/*.test.js"), "words", find_units, plant_f
 # jest runs the hidden specs in the test process; each solution module they import is a proxy
 # onto the solution process (docker/javascript/polyglot-bridge: trusted.js, solver.js).
 TRUSTED = TrustedProcess(
-    solution_globs=("**/*.js", "**/*.cjs", "**/*.mjs", "**/*.json"),
+    solution_globs=("**/*.js", "**/*.cjs", "**/*.mjs"),
     solver_command="polyglot-js-solver {socket}",
     test_command="polyglot-js-trusted-test {report_dir} {socket}",
     in_process=(

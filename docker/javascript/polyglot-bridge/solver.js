@@ -207,6 +207,13 @@ process.on('uncaughtException', () => {});
 process.on('unhandledRejection', () => {});
 
 compileWithBabel();
+// Babel itself (not the solution) loads while the test process is still starting jest.
+setImmediate(() => {
+  babel = babel || require('@babel/core');
+  require(require.resolve('@exercism/babel-preset-javascript'));
+  babel.loadPartialConfig({ filename: path.join(SOLUTION_DIR, 'warm.js'), configFile: false, babelrc: false,
+    presets: [require.resolve('@exercism/babel-preset-javascript')] });
+});
 const channel = new Channel({
   mode: 'connect', socketPath: process.argv[2], serve, onNote, encodeError,
   callTimeoutMs: CALL_TIMEOUT_MS, keepAlive: true,
