@@ -2,10 +2,11 @@
 
     python3 bench/trusted_fidelity_js.py --dataset DIR [--workers 2] [--slugs a,b] [--output FILE]
 
-Every javascript instance of DIR (prepared with recorded tests; prepared from
-../shared/data/ into DIR when DIR has no metadata yet) is graded four times through the
-project's own `grade` (real Docker, canaries as recorded): its reference solution and its
-untouched stub, each in process (the language with `trusted=None`) and in the trusted process.
+Every javascript instance of DIR (prepared from ../shared/data/ into DIR when DIR has no
+metadata yet) is graded four times through the project's own `grade` (real Docker, a canary
+planted for every eligible test, as preparation's reference runs do): its reference solution
+and its untouched stub, each in process (the language with `trusted=None`) and in the trusted
+process. A grading the engine fails is printed as such, not fatal.
 Printed per exercise: whether the per-test outcomes of the two modes are the same (they must
 be: fidelity), the verdicts, and the grading seconds; then median / p90 of the seconds per mode
 on the references (the goal: trusted at most +0.3 s at the median). Exercises the language
@@ -36,6 +37,7 @@ from polyglot_harness.utils.pipeline.grading import GradingOutcome, GradingReque
 from polyglot_harness.utils.pipeline.pools import Sandboxes  # noqa: E402
 from polyglot_harness.utils.records.dataset import Instance, load_dataset  # noqa: E402
 from polyglot_harness.utils.records.instance_repo import checkout_commit  # noqa: E402
+from polyglot_harness.utils.seam.errors import SandboxError  # noqa: E402
 from polyglot_harness.utils.seam.image_settings import ImageSettings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,10 +62,13 @@ def grade_once(provider, image: str, instance: Instance, language: LanguageSpec,
         request = GradingRequest(language, instance.instance_id, tree, patch, instance.solution_paths,
                                  instance.hidden_paths, instance.expected_tests,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
-                                 canary_sources=instance.canary_sources)
+                                 plant_all_canaries=True)
         sandboxes = Sandboxes(provider, "trusted-fidelity-js")
         try:
             outcome: GradingOutcome = grade(sandboxes, image, request)
+        except SandboxError as error:
+            return Graded({}, False, f"engine error: {error}", language.trusted and "trusted_process" or "in_process",
+                          float("nan"))
         finally:
             sandboxes.close()
     outcomes = {case.name: case.outcome for case in outcome.real_results.cases}
@@ -93,6 +98,8 @@ def print_row(row: dict) -> None:
         parts.append(f"{solution[:3]} {'same' if item['same_outcomes'] else 'DIFF'} {item['tests']:3d} tests "
                      f"{'R' if before['resolved'] else '-'}/{'R' if after['resolved'] else '-'} "
                      f"{before['seconds']:5.2f}s/{after['seconds']:5.2f}s ({after['isolation']})")
+        if item["trusted"]["reason"].startswith("engine error") or item["in_process"]["reason"].startswith("engine error"):
+            parts.append(f"ENGINE ERROR {item['in_process']['reason'][:60]} | {item['trusted']['reason'][:60]}")
         if item["differing"]:
             parts.append(f"differing: {item['differing']}")
     print("  ".join(parts), flush=True)
@@ -100,7 +107,7 @@ def print_row(row: dict) -> None:
 
 def summary(rows: list[dict]) -> None:
     def stats(values: list[float]) -> str:
-        ordered = sorted(values)
+        ordered = sorted(value for value in values if value == value)  # NaN: an engine error
         return f"median {statistics.median(ordered):.2f}s p90 {ordered[max(0, round(0.9 * len(ordered)) - 1)]:.2f}s"
 
     trusted_rows = [row for row in rows if row["reference"]["trusted"]["isolation"] == "trusted_process"]
@@ -123,8 +130,7 @@ def ensure_dataset(dataset: Path) -> None:
     with tempfile.TemporaryDirectory() as workdir:
         with tarfile.open(BENCHMARK) as archive:
             archive.extractall(workdir, filter="data")
-        prepare_dataset(Path(workdir) / "polyglot-benchmark", dataset, languages=["javascript"], workers=2,
-                        record_expected=True)
+        prepare_dataset(Path(workdir) / "polyglot-benchmark", dataset, languages=["javascript"], workers=2)
 
 
 def main() -> int:

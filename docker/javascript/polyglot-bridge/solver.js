@@ -16,12 +16,17 @@ const { encoder, decoder, builtinBase, ProtocolError } = require('./wire');
 const SOLUTION_DIR = process.cwd();
 const CALL_TIMEOUT_MS = 55000;
 
-// --- loading the solution: ES module syntax through the exercise preset, from the image ---
+// --- loading the solution -------------------------------------------------------------------
+// A module the tests import comes with its code as the test process's jest compiled it (the
+// exercise's babel config); one the solution itself requires is compiled here with the
+// exercise preset, from the image.
 let babel = null;
+const compiledCode = new Map(); // filename -> code from the test process
 function compileWithBabel() {
   const previous = Module._extensions['.js'];
   Module._extensions['.js'] = (module, filename) => {
     if (!isSolutionFile(filename)) return previous(module, filename);
+    if (compiledCode.has(filename)) return module._compile(compiledCode.get(filename), filename);
     babel = babel || require('@babel/core');
     const source = fs.readFileSync(filename, 'utf8');
     const { code } = babel.transformSync(source, {
@@ -36,11 +41,13 @@ function isSolutionFile(filename) {
   return filename.startsWith(SOLUTION_DIR + path.sep) && !filename.includes(`${path.sep}node_modules${path.sep}`);
 }
 
-function load(relative) {
+function load(relative, code) {
   if (typeof relative !== 'string' || relative.startsWith('/') || relative.split(/[\\/]/).includes('..')) {
     throw new TypeError('not a solution module path');
   }
-  return require(path.join(SOLUTION_DIR, relative));
+  const filename = path.join(SOLUTION_DIR, relative);
+  if (typeof code === 'string' && !compiledCode.has(filename)) compiledCode.set(filename, code);
+  return require(filename);
 }
 
 // --- handles: objects that stay here ------------------------------------------------------
@@ -164,7 +171,7 @@ function encodeModule(exports) {
 }
 
 const OPERATIONS = {
-  load: (request) => load(request.path),
+  load: (request) => load(request.path, request.code),
   get: (request) => decode(request.target)[key(request.key)],
   set: (request) => { decode(request.target)[key(request.key)] = decode(request.value); return true; },
   has: (request) => key(request.key) in decode(request.target),
@@ -207,13 +214,6 @@ process.on('uncaughtException', () => {});
 process.on('unhandledRejection', () => {});
 
 compileWithBabel();
-// Babel itself (not the solution) loads while the test process is still starting jest.
-setImmediate(() => {
-  babel = babel || require('@babel/core');
-  require(require.resolve('@exercism/babel-preset-javascript'));
-  babel.loadPartialConfig({ filename: path.join(SOLUTION_DIR, 'warm.js'), configFile: false, babelrc: false,
-    presets: [require.resolve('@exercism/babel-preset-javascript')] });
-});
 const channel = new Channel({
   mode: 'connect', socketPath: process.argv[2], serve, onNote, encodeError,
   callTimeoutMs: CALL_TIMEOUT_MS, keepAlive: true,

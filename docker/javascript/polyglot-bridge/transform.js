@@ -1,8 +1,9 @@
 'use strict';
 // The jest transformer of trusted grading. A solution module (a .js file of the exercise that
-// is not a test, a jest/babel config or in node_modules) is never compiled or run here: its
-// code becomes one line that asks the solution process for the module's exports
-// (trusted.js), with the property names the hidden specs use. Everything else goes through babel-jest as in ordinary grading; the bridge's own
+// is not a test, a jest/babel config or in node_modules) is never run here: it becomes one
+// line that asks the solution process for the module's exports (trusted.js), handing it the
+// module's code as babel-jest compiles it (text, so the solution process needs no babel) and
+// the property names the hidden specs use. Everything else goes through babel-jest as in ordinary grading; the bridge's own
 // files run as they are.
 const crypto = require('crypto');
 const fs = require('fs');
@@ -85,8 +86,12 @@ module.exports = {
     if (filename.startsWith(BRIDGE_DIR + path.sep)) return { code: source };
     const relative = solutionPath(filename, options.config.rootDir);
     if (relative) {
+      // Compiled here exactly as in-process grading compiles it (the exercise's babel config),
+      // as text: the solution process runs it, this process never does.
+      const compiled = babel.process(source, filename, options).code;
       const names = JSON.stringify(specsOf(options.config.rootDir).names);
-      return { code: `module.exports = require(${JSON.stringify(TRUSTED)}).solutionModule(${JSON.stringify(relative)}, ${names});\n` };
+      const call = `solutionModule(${JSON.stringify(relative)}, ${names}, ${JSON.stringify(compiled)})`;
+      return { code: `module.exports = require(${JSON.stringify(TRUSTED)}).${call};\n` };
     }
     return babel.process(source, filename, options);
   },

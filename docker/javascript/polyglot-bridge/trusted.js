@@ -233,9 +233,9 @@ function settleLocal(note) {
 }
 
 // --- what jest sees -------------------------------------------------------------------------
-function solutionModule(relativePath, specNames) {
+function solutionModule(relativePath, specNames, compiled) {
   declare(specNames);
-  return remote({ op: 'load', path: relativePath });
+  return remote({ op: 'load', path: relativePath, code: compiled });
 }
 
 // An equality tester (expect.addEqualityTesters): a handle never equals a plain value; two
