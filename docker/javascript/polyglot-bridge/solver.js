@@ -182,22 +182,35 @@ const OPERATIONS = {
   apply: (request) => Reflect.apply(decode(request.target), decode(request.self), request.args.map((arg) => decode(arg))),
   construct: (request) => Reflect.construct(decode(request.target), request.args.map((arg) => decode(arg))),
   instanceOf: (request) => decode(request.value) instanceof decode(request.target),
-  equals: (request) => jestEquals(decode(request.a), decode(request.b), request.strict === true),
+  snapshot: (request) => snapshot(decode(request.target)),
 };
 
-function jestEquals(a, b, strict) {
-  const utils = require('@jest/expect-utils');
-  const testers = strict
-    ? [utils.iterableEquality, utils.typeEquality, utils.sparseArrayEquality, utils.arrayBufferEquality]
-    : [utils.iterableEquality];
-  return utils.equals(a, b, testers, strict);
+// A snapshot and its properties cross as fresh objects whatever they hold (a class, methods).
+function encodeSnapshot({ tag, ctor, props, items }) {
+  const fields = { tag, ctor: encode(ctor), props: encodeModule(props), items: items === null ? null : encode(items) };
+  return { t: 'o', v: Object.entries(fields) };
+}
+
+// What jest's equality reads of an object, as data for the test process to compare: its
+// builtin tag, its class, its own enumerable properties and, when iterable, its items. The
+// test process compares two snapshots itself; nothing here decides a comparison.
+function snapshot(object) {
+  const proto = Object.getPrototypeOf(object);
+  const iterable = typeof object[Symbol.iterator] === 'function';
+  return {
+    tag: Object.prototype.toString.call(object),
+    ctor: proto && typeof proto.constructor === 'function' ? proto.constructor : null,
+    props: Object.fromEntries(Object.keys(object).map((name) => [name, object[name]])),
+    items: iterable ? Array.from(object) : null,
+  };
 }
 
 function serve(request) {
   const operation = Object.prototype.hasOwnProperty.call(OPERATIONS, request.op) ? OPERATIONS[request.op] : null;
   if (!operation) throw new ProtocolError(`no operation ${String(request.op).slice(0, 20)}`);
   const result = operation(request);
-  return request.op === 'load' ? encodeModule(result) : encode(result);
+  if (request.op === 'load') return encodeModule(result);
+  return request.op === 'snapshot' ? encodeSnapshot(result) : encode(result);
 }
 
 function onNote(note) {
