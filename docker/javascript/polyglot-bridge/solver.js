@@ -15,6 +15,9 @@ const { encoder, decoder, builtinBase, ProtocolError } = require('./wire');
 
 const SOLUTION_DIR = process.cwd();
 const CALL_TIMEOUT_MS = 55000;
+// The test process listens only once jest has started, which takes well over 30 s on a
+// loaded machine; the grading timeout bounds the wait anyway.
+const CONNECT_MS = 110000;
 
 // --- loading the solution -------------------------------------------------------------------
 // A module the tests import comes with its code as the test process's jest compiled it (the
@@ -229,6 +232,6 @@ process.on('unhandledRejection', () => {});
 compileWithBabel();
 const channel = new Channel({
   mode: 'connect', socketPath: process.argv[2], serve, onNote, encodeError,
-  callTimeoutMs: CALL_TIMEOUT_MS, keepAlive: true,
+  callTimeoutMs: CALL_TIMEOUT_MS, connectMs: CONNECT_MS, keepAlive: true,
 });
 channel.onClose = () => process.exit(0);

@@ -208,6 +208,7 @@ function bridge() {
       onNote: settleLocal,
       encodeError: (error) => (error instanceof Error ? encode(error) : encode(error)),
       callTimeoutMs: CALL_TIMEOUT_MS,
+      connectMs: 60000, // the solution process is normally connecting already
     });
     channel.onClose = (reason) => {
       for (const { reject } of pending.values()) reject(new Error(`the solution process is gone (${reason})`));
