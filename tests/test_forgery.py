@@ -56,7 +56,7 @@ def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, provid
     allowed = ALREADY_CAUGHT.get(key) or STOPPED_BEFORE_CANARIES.get(key) or FORGERY_REASONS
     if outcome.isolation == TRUSTED_PROCESS:
         # The forging code runs in the solution process, where no runner exists: the forger
-        # simply fails the tests it does not solve (python: tests/test_trusted_python.py).
+        # simply fails the tests it does not solve (tests/test_trusted_python.py, tests/test_js_trusted_grading.py).
         allowed = allowed | {Reason.TESTS_FAILED}
     assert outcome.verdict.reason in allowed, (key, outcome.verdict)
 

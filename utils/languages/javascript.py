@@ -9,7 +9,7 @@ from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import Canary, Leaf, Planter, TestUnit
-from .spec import COMMON_ARTIFACTS, LanguageSpec, origin_is_file
+from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, origin_is_file
 
 # --- un-skip ----------------------------------------------------------------------------
 
@@ -97,6 +97,20 @@ SOURCE_POLICY = SourcePolicy((".js", ".mjs", ".cjs", ".jsx", ".ts"), source_fact
      r"(\.spec\.[jt]sx?|\.test\.[jt]sx?|__tests__|jest|junit|/tmp/report|/proc/|/testbed|babel\.config)"),
 ))
 
+# --- trusted grading (issue 24) ------------------------------------------------------------
+
+# jest runs the hidden specs in the test process; each solution module they import is a proxy
+# onto the solution process (docker/javascript/polyglot-bridge: trusted.js, solver.js).
+TRUSTED = TrustedProcess(
+    solution_globs=("**/*.js", "**/*.cjs", "**/*.mjs"),
+    solver_command="polyglot-js-solver {socket}",
+    test_command="polyglot-js-trusted-test {report_dir} {socket}",
+    in_process=(
+        ("grep", "its spec runs the solution as a command-line program (child_process.spawnSync of "
+                 "`node grep.js`) from the test process; a module proxy cannot stand in for a program"),
+    ),
+)
+
 # --- the language -----------------------------------------------------------------------
 
 LANGUAGE = LanguageSpec(
@@ -118,6 +132,7 @@ LANGUAGE = LanguageSpec(
     unskip_globs=("**/*.spec.js", "**/*.test.js"),
     unskip=unskip_javascript,
     test_command="polyglot-js-test {report_dir}",
+    trusted=TRUSTED,
     parse_results=runner_results.parse_jest_json,
     test_file=origin_is_file,  # jest reports each test's file
     suspicious=(

@@ -1,0 +1,66 @@
+"""JavaScript graded in a trusted process (issue 24): attackers that change ONLY solution files,
+on real exercises, through the project's own grading (real Docker, canaries as recorded).
+
+The test process (jest, the hidden spec, the report) never loads solution code: each solution
+module the spec imports is a proxy onto the solution process (docker/javascript/polyglot-bridge).
+Each attacker under tests/fixtures/trusted_attackers/javascript/<name>/ is a solution that does
+not solve its exercise plus code that, in process, makes the tests pass anyway (those marked
+`resolves_in_process` are graded in process too, and must resolve there: the attack is real);
+graded in the trusted process every one must end unresolved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from .fixtures.forgers.check import grade_forger
+from polyglot_harness.utils.languages import LANGUAGES
+from polyglot_harness.utils.languages import javascript as javascript_module
+
+ATTACKERS_DIR = Path(__file__).resolve().parent / "fixtures" / "trusted_attackers" / "javascript"
+ATTACKERS = sorted(path.parent for path in ATTACKERS_DIR.glob("*/forger.json"))
+IDS = [path.name for path in ATTACKERS]
+
+
+def meta(attacker: Path) -> dict:
+    return json.loads((attacker / "forger.json").read_text())
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("attacker", ATTACKERS, ids=IDS)
+def test_attacker_is_unresolved_in_the_trusted_process(attacker: Path, provider, real_dataset):
+    outcome = grade_forger(provider, real_dataset, attacker)
+    assert outcome.isolation == "trusted_process", outcome.isolation
+    assert not outcome.verdict.resolved, f"{attacker.name} ({meta(attacker)['description']}) was graded resolved"
+    assert outcome.exec_result is not None and not outcome.exec_result.timed_out, "the tests must fail, not hang"
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("attacker", [a for a in ATTACKERS if meta(a)["resolves_in_process"]],
+                         ids=[a.name for a in ATTACKERS if meta(a)["resolves_in_process"]])
+def test_attacker_resolves_when_graded_in_process(attacker: Path, provider, real_dataset, monkeypatch):
+    """The negative control: the same files beat in-process grading, so the trusted process is
+    what stops them."""
+    monkeypatch.setitem(LANGUAGES, "javascript", dataclasses.replace(LANGUAGES["javascript"], trusted=None))
+    outcome = grade_forger(provider, real_dataset, attacker)
+    assert outcome.isolation == "in_process"
+    assert outcome.verdict.resolved, (attacker.name, outcome.verdict)
+
+
+def test_every_exercise_kept_in_process_says_why():
+    trusted = javascript_module.TRUSTED
+    assert LANGUAGES["javascript"].trusted is trusted
+    assert all(reason.strip() for _, reason in trusted.in_process)
+    assert {slug for slug, _ in trusted.in_process} == {"grep"}
+
+
+def test_the_solution_process_never_gets_the_hidden_spec():
+    trusted = LANGUAGES["javascript"].trusted
+    tree = ["say.js", "say.spec.js", "lib/helper.js", "package.json", "babel.config.js", "__tests__/x.js", "data/a.test.js"]
+    given = trusted.solution_files(tree, LANGUAGES["javascript"].is_hidden)
+    assert "say.js" in given and "lib/helper.js" in given
+    assert not {"say.spec.js", "__tests__/x.js", "data/a.test.js"} & set(given)
