@@ -35,6 +35,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from .runner_results import capped_message
+
 if TYPE_CHECKING:
     from .runner_results import TestCase
 
@@ -46,14 +48,49 @@ class CanaryError(ValueError):
 
 
 @dataclass(frozen=True)
+class Mutation:
+    """A canary that is a copy of its real test with ONE assertion's expected literal
+    replaced (offsets relative to the test's own text) by a fresh value of the same type."""
+    start: int
+    end: int
+    literal: str      # the new literal as source text
+    failure: str      # regex (re.M) of the framework's failure message for the new value
+    first: bool       # the copy runs before the real test (drawn: order says nothing)
+
+
+@dataclass(frozen=True)
 class Canary:
-    source: str       # the test's upstream name: the canary runs under it
+    source: str       # the test's upstream name
     hidden_name: str  # the name the real test runs under in this grading
-    expected: int     # the canary's final assertion compares these two different numbers
+    expected: int     # the fallback canary's final assertion compares these two numbers
     actual: int
+    name: str = ""    # the name the canary runs under ("" = `source`: the fallback scheme)
+    mutation: Mutation | None = None
+    # The fallback's failure regex, when the language knows its framework's format.
+    fallback_failure: str = ""
+    # (hidden, upstream) names of the file's other tests, renamed in the same grading so
+    # that no name is upstream's: carried by the file's first canary.
+    renames: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def reported_name(self) -> str:
+        return self.name or self.source
+
+    @property
+    def failure(self) -> str:
+        return self.mutation.failure if self.mutation else self.fallback_failure
 
     def carries_secret(self, message: str) -> bool:
+        """The canary's failure message is the framework's own message for its assertion (a
+        capped message, ANSI colours stripped): a regex of the exact format with this
+        grading's value, never a substring test alone."""
+        message = ANSI.sub("", capped_message(message))
+        if self.failure:
+            return re.search(self.failure, message, re.M) is not None
         return str(self.expected) in message and str(self.actual) in message
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -101,8 +138,8 @@ def neighbour_name(names: Sequence[str], taken: set[str], style: str, text: str,
     for attempt in range(200):
         first, second = rng.choice(word_lists), rng.choice(word_lists)
         words = first[: max(1, len(first) // 2)] + second[len(second) // 2:]
-        if attempt >= 20:
-            words = words + [rng.choice(vocabulary)]
+        if attempt >= 20:  # small files run out of pairs: longer names
+            words = words + [rng.choice(vocabulary) for _ in range(1 + attempt // 60)]
         candidate = _join(words, style)
         if candidate not in taken and candidate not in text:
             return candidate
@@ -157,6 +194,59 @@ def _string_end(text: str, start: int, quote: str) -> int:
     return index
 
 
+def call_arguments(text: str, open_at: int, quotes: str = "\"'", backtick: bool = False,
+                   hash_comments: bool = False) -> list[tuple[int, int]] | None:
+    """Spans (stripped) of the top-level comma-separated arguments of the call whose `(` is at
+    `open_at`; None when the call does not close. Strings and comments are skipped."""
+    spans, depth, start, index = [], 0, open_at + 1, open_at
+    while index < len(text):
+        char = text[index]
+        if (hash_comments and char == "#") or (not hash_comments and text.startswith("//", index)):
+            index = line_end(text, index)
+            continue
+        if char in quotes or (backtick and char == "`"):
+            index = _string_end(text, index, char)
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                spans.append((start, index))
+                return [_stripped(text, a, b) for a, b in spans if text[a:b].strip()]
+        elif char == "," and depth == 1:
+            spans.append((start, index))
+            start = index + 1
+        index += 1
+    return None
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+_INT_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_PLAIN_STRING = re.compile(r"(?P<quote>[\"'])(?P<body>[A-Za-z0-9 ,.!?:;-]{1,40})(?P=quote)")
+
+
+def plain_literal(source: str, quotes: str = "\"", booleans: tuple[str, str] | None = None) -> int | str | bool | None:
+    """The value of a plain literal: a decimal integer, a short string of letters, digits,
+    spaces and punctuation that no language escapes (in one of `quotes`), or one of
+    `booleans` (false, true); None for anything else."""
+    if _INT_LITERAL.fullmatch(source):
+        return int(source)
+    match = _PLAIN_STRING.fullmatch(source)
+    if match and match["quote"] in quotes:
+        return match["body"]
+    if booleans and source in booleans:
+        return source == booleans[1]
+    return None
+
+
 def line_end(text: str, offset: int) -> int:
     end = text.find("\n", offset)
     return len(text) if end < 0 else end + 1
@@ -172,13 +262,36 @@ def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
 # --- the planter: what a language module provides -------------------------------------------
 
 @dataclass(frozen=True)
+class Assertion:
+    """One assertion of a test whose expected value is a plain literal."""
+    start: int   # the literal's span in the test's own text
+    end: int
+    value: int | str | bool
+    failure: Callable[[int | str | bool], str]  # a new expected value -> regex of the message
+
+
+@dataclass(frozen=True)
+class Mutator:
+    """How a language copies a test into a canary: its assertions with literal expected
+    values, renaming a test, writing a value as a literal."""
+    assertions: Callable[[str], list[Assertion]]  # a test's own text -> in source order
+    rename: Callable[[str, str, str], str]        # a test's text, its name, the new name
+    literal: Callable[[int | str | bool], str]
+
+
+@dataclass(frozen=True)
 class Planter:
     """How canaries are planted into one language's test files."""
     file_globs: tuple[str, ...]
     name_style: str
     find_units: Callable[[str], list[TestUnit]]
+    # The fallback scheme, for a test with no assertion the mutator can change: the real
+    # test renamed, a canary calling it then failing on two fresh numbers.
     plant_file: Callable[[str, list[tuple[TestUnit, Canary]]], str]
     leaf: Callable[[str], Leaf | None]  # a reported test name -> the test's own name in it
+    mutator: Mutator | None = None
+    # (expected, actual) -> regex of the framework's message for the fallback's assertion.
+    fallback_failure: Callable[[int, int], str] | None = None
 
 
 def plant_after(text: str, chosen: list[tuple[TestUnit, Canary]], declaration: str,
@@ -213,7 +326,8 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     """Plant canaries into the test files under `tree` (rewritten in place).
 
     `sources`: the tests that may become canaries (None: every eligible test); `count`: how
-    many to plant (None: all of them). Returns the planted canaries."""
+    many to plant (None: all of them; else tests whose assertion can be mutated first).
+    Every test of a file that holds a canary is renamed. Returns the planted canaries."""
     rng = rng or secrets.SystemRandom()
     files = {path: path.read_text(encoding="utf-8", errors="surrogateescape")
              for path in test_files(tree, planter, matches)}
@@ -222,21 +336,135 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     eligible = [(path, unit) for path, file_units in units.items() for unit in file_units
                 if sources is None or unit.name in sources]
     eligible = _unique_names(eligible)
-    chosen = eligible if count is None else rng.sample(eligible, min(count, len(eligible)))
-    taken = set(all_names)
-    canaries: list[Canary] = []
+    assertions = {unit.name: _first_assertion(planter, files[path], unit) for path, unit in eligible}
+    chosen = _choose(eligible, count, lambda unit: assertions[unit.name] is not None, rng)
+    namer = _Namer(sorted(all_names), set(all_names), planter.name_style, "\n".join(files.values()), rng)
+    pools = {path: _value_pool(planter, files[path], units[path]) for path in files}
     per_file: dict[Path, list[tuple[TestUnit, Canary]]] = {}
-    every_text = "\n".join(files.values())
     for path, unit in chosen:
-        hidden = neighbour_name(sorted(all_names), taken, planter.name_style, every_text, rng)
-        taken.add(hidden)
-        expected, actual = rng.sample(range(10_000, 99_999), 2)
-        canary = Canary(unit.name, hidden, expected, actual)
-        canaries.append(canary)
+        canary = _canary(planter, files[path], unit, assertions[unit.name], pools[path], namer, rng)
         per_file.setdefault(path, []).append((unit, canary))
+    canaries: list[Canary] = []
     for path, planted in per_file.items():
-        path.write_text(planter.plant_file(files[path], planted), encoding="utf-8", errors="surrogateescape")
+        if planter.mutator is not None:
+            planted = _with_renames(planted, units[path], namer)
+        canaries += [canary for _, canary in planted]
+        path.write_text(plant_text(planter, files[path], planted), encoding="utf-8", errors="surrogateescape")
     return tuple(canaries)
+
+
+@dataclass
+class _Namer:
+    names: list[str]
+    taken: set[str]
+    style: str
+    text: str
+    rng: secrets.SystemRandom
+
+    def fresh(self) -> str:
+        name = neighbour_name(self.names, self.taken, self.style, self.text, self.rng)
+        self.taken.add(name)
+        return name
+
+
+def _choose(eligible: list, count: int | None, mutable: Callable[[TestUnit], bool],
+            rng: secrets.SystemRandom) -> list:
+    """Every eligible test, or `count` of them: tests with a mutable assertion first (their
+    canaries carry no tell), the fallback's only to make up the number."""
+    if count is None:
+        return eligible
+    first = [item for item in eligible if mutable(item[1])]
+    rest = [item for item in eligible if not mutable(item[1])]
+    picked = rng.sample(first, min(count, len(first)))
+    return picked + rng.sample(rest, min(count - len(picked), len(rest)))
+
+
+def _first_assertion(planter: Planter, text: str, unit: TestUnit) -> Assertion | None:
+    """The test's first assertion with a literal expected value: the same one at preparation
+    (which checks the canary behaves on the reference) and at every grading."""
+    if planter.mutator is None:
+        return None
+    found = planter.mutator.assertions(text[unit.start:unit.end])
+    return found[0] if found else None
+
+
+def _value_pool(planter: Planter, text: str, units: list[TestUnit]) -> list[int | str | bool]:
+    """Every literal expected value of the file's tests: a mutated value is drawn from them
+    when one has the right shape, so it looks like the file's real expected values."""
+    if planter.mutator is None:
+        return []
+    return [assertion.value for unit in units for assertion in planter.mutator.assertions(text[unit.start:unit.end])]
+
+
+def _canary(planter: Planter, text: str, unit: TestUnit, assertion: Assertion | None, pool: list,
+            namer: _Namer, rng: secrets.SystemRandom) -> Canary:
+    hidden = namer.fresh()
+    name = namer.fresh() if planter.mutator else ""  # without a renamer: the upstream name
+    expected, actual = rng.sample(range(10_000, 99_999), 2)
+    if assertion is None:
+        failure = planter.fallback_failure(expected, actual) if planter.fallback_failure else ""
+        return Canary(unit.name, hidden, expected, actual, name, fallback_failure=failure)
+    value = fresh_value(assertion.value, pool, rng)
+    literal = planter.mutator.literal(value)
+    original = text[unit.start + assertion.start:unit.start + assertion.end]
+    if isinstance(value, str) and original[:1] in "'\"" and literal[:1] in "'\"":
+        literal = original[0] + literal[1:-1] + original[0]  # the file's own quote style
+    mutation = Mutation(assertion.start, assertion.end, literal, assertion.failure(value),
+                        rng.random() < 0.5)
+    return Canary(unit.name, hidden, expected, actual, name, mutation)
+
+
+def _with_renames(planted: list[tuple[TestUnit, Canary]], units: list[TestUnit],
+                  namer: _Namer) -> list[tuple[TestUnit, Canary]]:
+    """The file's other tests get fresh names too, carried by its first canary."""
+    chosen = {unit.name for unit, _ in planted}
+    renames = tuple((namer.fresh(), unit.name) for unit in units if unit.name not in chosen)
+    first_unit, first = planted[0]
+    return [(first_unit, replace(first, renames=renames))] + planted[1:]
+
+
+def plant_text(planter: Planter, text: str, planted: Sequence[tuple[TestUnit, Canary]]) -> str:
+    """The test file with its canaries: every test renamed (a mutated copy beside each chosen
+    one), then the fallback canaries planted by the language's own scheme. A pure function
+    of the pristine text and the canaries (feedback redoes it)."""
+    renames = {source: hidden for _, canary in planted for hidden, source in canary.renames}
+    by_unit = {unit.name: canary for unit, canary in planted}
+    units = planter.find_units(text)
+    if planter.mutator is None:
+        return planter.plant_file(text, list(planted))
+    rename = planter.mutator.rename
+    edits = []
+    for unit in units:
+        block = text[unit.start:unit.end]
+        canary = by_unit.get(unit.name)
+        if canary is None:
+            if unit.name in renames:
+                edits.append((unit.start, unit.end, rename(block, unit.name, renames[unit.name])))
+            continue
+        if canary.mutation is None:  # renamed to the canary's name; the fallback plants it below
+            edits.append((unit.start, unit.end, rename(block, unit.name, canary.reported_name)))
+            continue
+        indent = text[text.rfind("\n", 0, unit.start) + 1:unit.start]
+        edits.append((unit.start, unit.end, _pair(block, unit.name, canary, rename, indent if not indent.strip() else "")))
+    text = apply_edits(text, edits)
+    fallback = {canary.reported_name: canary for _, canary in planted if canary.mutation is None}
+    if not fallback:
+        return text
+    chosen = [(unit, replace(fallback[unit.name], source=unit.name)) for unit in planter.find_units(text)
+              if unit.name in fallback]
+    return planter.plant_file(text, chosen)
+
+
+def _pair(block: str, name: str, canary: Canary, rename: Callable[[str, str, str], str], indent: str) -> str:
+    """The real test under its hidden name and its mutated copy, in the drawn order (`indent`:
+    what precedes the test on its first line)."""
+    mutation = canary.mutation
+    real = rename(block, name, canary.hidden_name)
+    copy = rename(block[:mutation.start] + mutation.literal + block[mutation.end:], name, canary.name)
+    real, copy = real.rstrip("\n"), copy.rstrip("\n")
+    trailing = block[len(block.rstrip("\n")):]
+    gap = "\n\n" + indent
+    return (copy + gap + real if mutation.first else real + gap + copy) + trailing
 
 
 def _unique_names(eligible: list[tuple[Path, TestUnit]]) -> list[tuple[Path, TestUnit]]:
@@ -244,6 +472,62 @@ def _unique_names(eligible: list[tuple[Path, TestUnit]]) -> list[tuple[Path, Tes
     for _, unit in eligible:
         counts[unit.name] = counts.get(unit.name, 0) + 1
     return [(path, unit) for path, unit in eligible if counts[unit.name] == 1]
+
+
+# --- fresh values ----------------------------------------------------------------------------
+
+_INT_BOUNDS = (127, 255, 32_767, 65_535, 2**31 - 1, 2**32 - 1, 2**63 - 1)
+
+
+def fresh_value(value: int | str | bool, pool: Sequence, rng: secrets.SystemRandom) -> int | str | bool:
+    """A value of the same type and shape as `value`, never equal to it: a boolean flipped,
+    an integer of the same sign, digit count and width, a string of the same length and
+    character classes. Half the time (when the file has one) another of the file's own
+    expected values of that shape, so a mutated value looks like a real one."""
+    if isinstance(value, bool):
+        return not value
+    alike = [other for other in pool if type(other) is type(value) and other != value and _same_shape(other, value)]
+    if alike and rng.random() < 0.5:
+        return rng.choice(alike)
+    if isinstance(value, int):
+        return _fresh_int(value, rng)
+    return _fresh_string(value, rng)
+
+
+def _same_shape(other, value) -> bool:
+    if isinstance(value, int):
+        return (other < 0) == (value < 0) and len(str(abs(other))) == len(str(abs(value))) \
+            and abs(other) <= _bound(abs(value))
+    return len(other) == len(value) and [_char_class(c) for c in other] == [_char_class(c) for c in value]
+
+
+def _bound(magnitude: int) -> int:
+    return next((bound for bound in _INT_BOUNDS if magnitude <= bound), magnitude)
+
+
+def _fresh_int(value: int, rng: secrets.SystemRandom) -> int:
+    digits = len(str(abs(value)))
+    low = 0 if digits == 1 else 10 ** (digits - 1)
+    high = min(10 ** digits - 1, _bound(abs(value)))
+    choices = [number for number in (rng.randint(low, high) for _ in range(20)) if number != abs(value)]
+    magnitude = choices[0] if choices else (abs(value) + 1 if abs(value) < high else abs(value) - 1)
+    return -magnitude if value < 0 else magnitude
+
+
+def _char_class(char: str) -> str:
+    return "a" if char.islower() else "A" if char.isupper() else "0" if char.isdigit() else char
+
+
+def _fresh_string(value: str, rng: secrets.SystemRandom) -> str:
+    pools = {"a": "abcdefghijklmnopqrstuvwxyz", "A": "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0": "0123456789"}
+    positions = [index for index, char in enumerate(value) if _char_class(char) in pools]
+    if not positions:
+        return value + value[-1:] if value else "a"  # nothing to vary in place: one longer
+    chars = list(value)
+    for index in rng.sample(positions, max(1, len(positions) // 3)):
+        options = pools[_char_class(value[index])].replace(value[index], "")
+        chars[index] = rng.choice(options)
+    return "".join(chars)
 
 
 # --- reading the results back ----------------------------------------------------------------
@@ -275,21 +559,22 @@ def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf 
     hidden `add`) stays a real test. Narrowing can only hide a canary, never forge one."""
     from .runner_results import TestResults
 
-    by_source = {canary.source: canary for canary in canaries}
-    by_hidden = {canary.hidden_name: canary for canary in canaries}
+    by_reported = {canary.reported_name: canary for canary in canaries}
+    by_hidden = {canary.hidden_name: canary.source for canary in canaries}
+    by_hidden.update((hidden, source) for canary in canaries for hidden, source in canary.renames)
     real = []
     own = {}
     for case in results.cases:
         if not in_test_files(case):
             real.append(case)
             continue
-        leaf = _section_parent(case_leaf(case, leaf_of), by_source, by_hidden)
-        if leaf is not None and leaf.name in by_source:
+        leaf = _section_parent(case_leaf(case, leaf_of), by_reported, by_hidden)
+        if leaf is not None and leaf.name in by_reported:
             if not leaf.is_child:
-                own[leaf.name] = case
+                own[by_reported[leaf.name].source] = case
             continue
         if leaf is not None and leaf.name in by_hidden:
-            source = by_hidden[leaf.name].source
+            source = by_hidden[leaf.name]
             name = case.name[:leaf.start] + source + case.name[leaf.start + len(leaf.name):]
             case = replace(case, name=name, leaf_start=-1)
         real.append(case)

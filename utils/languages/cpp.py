@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import Canary, Leaf, Planter, TestUnit, apply_edits, matching_brace
+from ..judging.canaries import (Assertion, Canary, Leaf, Mutator, Planter, TestUnit, apply_edits, call_arguments,
+                                matching_brace, plain_literal)
 from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -52,7 +53,50 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(name, len(head) + 2) if separator and name else None
 
 
-PLANTER = Planter(("**/*_test.cpp",), "snake", find_units, plant_file, leaf)
+# Catch2's JUnit failure text: `  REQUIRE( <expression> )`, `with expansion:`, then the
+# expanded `<lhs> == <rhs>` indented by two.
+_CHECK = re.compile(r"(?<![\w])(?P<macro>REQUIRE|CHECK)\(")
+
+
+def assertions(test: str) -> list[Assertion]:
+    """`REQUIRE(x == LITERAL)` / `CHECK(LITERAL == x)`: one comparison, either side literal."""
+    found = []
+    for match in _CHECK.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if not spans or len(spans) != 1:
+            continue
+        start, end = spans[0]
+        sides = test[start:end].split("==")
+        if len(sides) != 2 or re.search(r"[<>!]$|&&|\|\|", sides[0]) or sides[1].startswith("="):
+            continue
+        values = [plain_literal(side.strip(), "\"", ("false", "true")) for side in sides]
+        for side, value in enumerate(values):
+            if value is None or values[1 - side] is not None or isinstance(value, bool):
+                continue
+            left = start + len(sides[0]) - len(sides[0].lstrip())
+            right = end - len(sides[1]) + len(sides[1]) - len(sides[1].lstrip())
+            span = (left, left + len(sides[0].strip())) if side == 0 else (right, right + len(sides[1].strip()))
+            found.append(Assertion(*span, value, lambda new, side=side, macro=match["macro"]: _failure(macro, side, new)))
+    return found
+
+
+def _failure(macro: str, side: int, value: int | str) -> str:
+    shown = [".*", ".*"]
+    shown[side] = re.escape(literal(value))
+    return (f"^  {macro}\\( {shown[0]}\\s*==\\s*{shown[1]} \\)\nwith expansion:\n"
+            f"  {shown[0]} == {shown[1]}$")
+
+
+def literal(value: int | str | bool) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def rename(test: str, name: str, new_name: str) -> str:
+    return test.replace(f'"{name}"', f'"{new_name}"', 1)
+
+
+PLANTER = Planter(("**/*_test.cpp",), "snake", find_units, plant_file, leaf, Mutator(assertions, rename, literal),
+                  lambda expected, actual: _failure("REQUIRE", 0, expected).replace(".*", str(actual)))
 
 # --- the language -----------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, matching_brace, plant_after
+from ..judging.canaries import Canary, Leaf, Mutator, Planter, TestUnit, line_end, matching_brace, plant_after
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -38,7 +38,15 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(name, len(head) + 2, bool(slash))
 
 
-PLANTER = Planter(("**/*_test.go",), "camel", find_units, plant_file, leaf)
+def rename(test: str, name: str, new_name: str) -> str:
+    return re.sub(rf"^func {re.escape(name)}\(", f"func {new_name}(", test, count=1, flags=re.M)
+
+
+# The exercises keep expected values in tables beside the tests (cases_test.go), not in
+# assertions the mutator could change: Go tests are renamed, and every canary is the fallback.
+PLANTER = Planter(("**/*_test.go",), "camel", find_units, plant_file, leaf,
+                  Mutator(lambda test: [], rename, str),
+                  lambda expected, actual: rf"^\s+\w+\.go:\d+: got {actual}, want {expected}$")
 
 # --- the language -----------------------------------------------------------------------
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import Canary, CanaryError, Leaf, Planter, TestUnit, apply_edits, brace_depths, matching_brace
+from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, Mutator, Planter, TestUnit, apply_edits,
+                                brace_depths, call_arguments, matching_brace, plain_literal)
 from ..judging.runner_results import TestCase
 from .spec import COMMON_ARTIFACTS, LanguageSpec
 
@@ -92,7 +93,51 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(method[:-2], len(head) + 2)
 
 
-PLANTER = Planter(("src/test/**.java",), "lower_camel", find_units, plant_file, leaf)
+# AssertJ's isEqualTo message (3.x): `expected: E` then ` but was: A`, each on its line;
+# JUnit's assertEquals: `expected: <E> but was: <A>`.
+_IS_EQUAL_TO = re.compile(r"\)\s*\.isEqualTo\(")
+_ASSERT_EQUALS = re.compile(r"(?<![\w.])(?:Assertions\.)?assertEquals\(")
+
+
+def assertions(test: str) -> list[Assertion]:
+    """`assertThat(x).isEqualTo(LITERAL)` and `assertEquals(LITERAL, x)`."""
+    found = []
+    for match in _IS_EQUAL_TO.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if spans and len(spans) == 1 and re.search(r"\bassertThat\(", test[:match.start()]):
+            value = plain_literal(test[spans[0][0]:spans[0][1]], "\"", ("false", "true"))
+            if value is not None:
+                found.append(Assertion(*spans[0], value, _assertj_failure))
+    for match in _ASSERT_EQUALS.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if spans and len(spans) == 2 and plain_literal(test[spans[1][0]:spans[1][1]], "\"") is None:
+            value = plain_literal(test[spans[0][0]:spans[0][1]], "\"", ("false", "true"))
+            if value is not None:
+                found.append(Assertion(*spans[0], value, _junit_failure))
+    return sorted(found, key=lambda assertion: assertion.start)
+
+
+def _assertj_failure(value: int | str | bool) -> str:
+    return f"^expected: {re.escape(literal(value))}\n but was: .*$"
+
+
+def _junit_failure(value: int | str | bool) -> str:
+    return f"expected: <{re.escape(value if isinstance(value, str) else literal(value))}> but was: <.*>"
+
+
+def literal(value: int | str | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def rename(test: str, name: str, new_name: str) -> str:
+    return re.sub(rf"\bvoid\s+{re.escape(name)}\s*\(", f"void {new_name}(", test, count=1)
+
+
+PLANTER = Planter(("src/test/**.java",), "lower_camel", find_units, plant_file, leaf,
+                  Mutator(assertions, rename, literal),
+                  lambda expected, actual: re.escape(f"expected: <{expected}> but was: <{actual}>"))
 
 # --- the language -----------------------------------------------------------------------
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, plant_after
+from ..judging.canaries import (Assertion, Canary, Leaf, Mutator, Planter, TestUnit, call_arguments, line_end,
+                                plain_literal, plant_after)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -50,7 +52,47 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(name, len(head) + 2) if separator and name else None
 
 
-PLANTER = Planter(("**/*_test.py", "**/test_*.py"), "snake", find_units, plant_file, leaf)
+# unittest's own failure messages: `first != second` (assertMultiLineEqual's first line for
+# strings) and `first is not second`.
+_ASSERT = re.compile(r"\bself\.(?P<method>assertEqual|assertIs)\(")
+_FORMATS = {"assertEqual": "{} != {}", "assertIs": "{} is not {}"}
+
+
+def assertions(test: str) -> list[Assertion]:
+    """`self.assertEqual(x, LITERAL)` / `self.assertIs(x, True)` (either side literal, two
+    arguments: a message argument changes the format)."""
+    found = []
+    for match in _ASSERT.finditer(test):
+        spans = call_arguments(test, match.end() - 1, hash_comments=True)
+        if not spans or len(spans) != 2:
+            continue
+        values = [plain_literal(test[start:end], "\"'", ("False", "True")) for start, end in spans]
+        for side, value in enumerate(values):
+            if value is None or values[1 - side] is not None:
+                continue
+            if match["method"] == "assertIs" and not isinstance(value, bool):
+                continue
+            found.append(Assertion(*spans[side], value, functools.partial(_failure, match["method"], side)))
+    return found
+
+
+def _failure(method: str, side: int, value: int | str | bool) -> str:
+    shown = [".*", ".*"]
+    shown[side] = re.escape(repr(value))
+    return "^AssertionError: " + _FORMATS[method].format(*shown) + "$"
+
+
+def rename(test: str, name: str, new_name: str) -> str:
+    return re.sub(rf"\bdef {re.escape(name)}\(", f"def {new_name}(", test, count=1)
+
+
+def literal(value: int | str | bool) -> str:
+    return repr(value)
+
+
+PLANTER = Planter(("**/*_test.py", "**/test_*.py"), "snake", find_units, plant_file, leaf,
+                  Mutator(assertions, rename, literal),
+                  lambda expected, actual: f"^AssertionError: {expected} != {actual}$")
 
 # --- the language -----------------------------------------------------------------------
 

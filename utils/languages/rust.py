@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import Canary, Leaf, Planter, TestUnit, apply_edits, matching_brace
+from ..judging.canaries import (Assertion, Canary, Leaf, Mutator, Planter, TestUnit, apply_edits, call_arguments,
+                                matching_brace, plain_literal)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
 # --- guard ------------------------------------------------------------------------------
@@ -85,7 +86,43 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(name, len(head) + 2 if separator else 0) if name else None
 
 
-PLANTER = Planter(("tests/**.rs",), "snake", find_units, plant_file, leaf)
+# libtest's panic message for assert_eq! (Rust 1.73 on): both sides by Debug, one a line.
+_ASSERT_EQ = re.compile(r"(?<![\w!])assert_eq!\(")
+
+
+def assertions(test: str) -> list[Assertion]:
+    """`assert_eq!(x, LITERAL)` (either side literal; two arguments: a message changes the
+    panic text)."""
+    found = []
+    for match in _ASSERT_EQ.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if not spans or len(spans) != 2:
+            continue
+        values = [plain_literal(test[start:end], "\"", ("false", "true")) for start, end in spans]
+        for side, value in enumerate(values):
+            if value is not None and values[1 - side] is None:
+                found.append(Assertion(*spans[side], value, lambda new, side=side: _failure(side, new)))
+    return found
+
+
+def _failure(side: int, value: int | str | bool) -> str:
+    shown = [".*", ".*"]
+    shown[side] = re.escape(literal(value))
+    return f"^assertion `left == right` failed\n  left: {shown[0]}\n right: {shown[1]}$"
+
+
+def literal(value: int | str | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def rename(test: str, name: str, new_name: str) -> str:
+    return re.sub(rf"\bfn {re.escape(name)}\(", f"fn {new_name}(", test, count=1)
+
+
+PLANTER = Planter(("tests/**.rs",), "snake", find_units, plant_file, leaf, Mutator(assertions, rename, literal),
+                  lambda expected, actual: _failure(0, expected).replace(".*", re.escape(str(actual))))
 
 # --- the language -----------------------------------------------------------------------
 
