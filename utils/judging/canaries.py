@@ -230,7 +230,38 @@ def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 _INT_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
-_PLAIN_STRING = re.compile(r"(?P<quote>[\"'])(?P<body>[A-Za-z0-9 ,.!?:;-]{1,40})(?P=quote)")
+# Printable ASCII no language escapes or interpolates inside its plain quotes.
+_PLAIN_STRING = re.compile(r"(?P<quote>[\"'])(?P<body>[A-Za-z0-9 ,.!?:;()\[\]/+*=<>_#@%&|~^-]{1,60})(?P=quote)")
+
+
+@dataclass(frozen=True)
+class LiteralSyntax:
+    """How a language writes the plain literals a canary may mutate, and a local bound to one
+    (`binding`: a regex with groups `name` and `value`, e.g. `let expected = 5;`)."""
+    quotes: str
+    booleans: tuple[str, str] | None
+    binding: re.Pattern[str] | None = None
+
+    def value(self, source: str) -> int | str | bool | None:
+        return plain_literal(source, self.quotes, self.booleans)
+
+    def side(self, test: str, span: tuple[int, int]) -> tuple[int, int, int | str | bool] | None:
+        """An assertion's side that is a plain literal, or a local bound to one before it and
+        used nowhere else (so changing the binding changes only that assertion): the
+        literal's span and value."""
+        source = test[span[0]:span[1]]
+        value = self.value(source)
+        if value is not None:
+            return span[0], span[1], value
+        if self.binding is None or not re.fullmatch(r"[A-Za-z_]\w*", source):
+            return None
+        if len(re.findall(rf"(?<![\w.$]){source}(?![\w$])", test)) != 2:
+            return None
+        for match in self.binding.finditer(test, 0, span[0]):
+            if match["name"] == source:
+                value = self.value(match["value"])
+                return None if value is None else (match.start("value"), match.end("value"), value)
+        return None
 
 
 def plain_literal(source: str, quotes: str = "\"", booleans: tuple[str, str] | None = None) -> int | str | bool | None:

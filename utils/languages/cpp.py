@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import (Assertion, Canary, Leaf, Mutator, Planter, TestUnit, apply_edits, call_arguments,
-                                matching_brace, plain_literal)
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, apply_edits,
+                                call_arguments, matching_brace)
 from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -55,6 +55,9 @@ def leaf(reported: str) -> Leaf | None:
 
 # Catch2's JUnit failure text: `  REQUIRE( <expression> )`, `with expansion:`, then the
 # expanded `<lhs> == <rhs>` indented by two.
+_LITERALS = LiteralSyntax("\"", ("false", "true"), re.compile(
+    r"\b(?:const[ \t]+)?(?:int|long|unsigned|std::size_t|size_t|auto|std::string)[ \t]+(?P<name>\w+)[ \t]*"
+    r"=[ \t]*(?P<value>[^;\n{}]+?)[ \t]*;"))
 _CHECK = re.compile(r"(?<![\w])(?P<macro>REQUIRE|CHECK)\(")
 
 
@@ -69,21 +72,24 @@ def assertions(test: str) -> list[Assertion]:
         sides = test[start:end].split("==")
         if len(sides) != 2 or re.search(r"[<>!]$|&&|\|\|", sides[0]) or sides[1].startswith("="):
             continue
-        values = [plain_literal(side.strip(), "\"", ("false", "true")) for side in sides]
-        for side, value in enumerate(values):
-            if value is None or values[1 - side] is not None or isinstance(value, bool):
+        left = start + len(sides[0]) - len(sides[0].lstrip())
+        right = end - len(sides[1]) + len(sides[1]) - len(sides[1].lstrip())
+        spans = [(left, left + len(sides[0].strip())), (right, right + len(sides[1].strip()))]
+        for side, span in enumerate(spans):
+            found_side = _LITERALS.side(test, span)
+            if found_side is None or isinstance(found_side[2], bool) or _LITERALS.value(test[slice(*spans[1 - side])]) is not None:
                 continue
-            left = start + len(sides[0]) - len(sides[0].lstrip())
-            right = end - len(sides[1]) + len(sides[1]) - len(sides[1].lstrip())
-            span = (left, left + len(sides[0].strip())) if side == 0 else (right, right + len(sides[1].strip()))
-            found.append(Assertion(*span, value, lambda new, side=side, macro=match["macro"]: _failure(macro, side, new)))
+            direct = found_side[:2] == span  # else a local: the expression shows its name
+            found.append(Assertion(*found_side, lambda new, side=side, macro=match["macro"], direct=direct:
+                                   _failure(macro, side, new, direct)))
     return found
 
 
-def _failure(macro: str, side: int, value: int | str) -> str:
+def _failure(macro: str, side: int, value: int | str, direct: bool = True) -> str:
     shown = [".*", ".*"]
     shown[side] = re.escape(literal(value))
-    return (f"^  {macro}\\( {shown[0]}\\s*==\\s*{shown[1]} \\)\nwith expansion:\n"
+    written = shown if direct else [".*", ".*"]
+    return (f"^  {macro}\\( {written[0]}\\s*==\\s*{written[1]} \\)\nwith expansion:\n"
             f"  {shown[0]} == {shown[1]}$")
 
 

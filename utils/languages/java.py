@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, Mutator, Planter, TestUnit, apply_edits,
-                                brace_depths, call_arguments, matching_brace, plain_literal)
+from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit,
+                                apply_edits, brace_depths, call_arguments, matching_brace)
 from ..judging.runner_results import TestCase
 from .spec import COMMON_ARTIFACTS, LanguageSpec
 
@@ -96,6 +96,8 @@ def leaf(reported: str) -> Leaf | None:
 # AssertJ's isEqualTo message (3.x): `expected: E` then ` but was: A`, each on its line;
 # JUnit's assertEquals: `expected: <E> but was: <A>`.
 _IS_EQUAL_TO = re.compile(r"\)\s*\.isEqualTo\(")
+_LITERALS = LiteralSyntax("\"", ("false", "true"), re.compile(
+    r"\b(?:final[ \t]+)?(?:int|long|String|boolean|var)[ \t]+(?P<name>\w+)[ \t]*=[ \t]*(?P<value>[^;\n]+?)[ \t]*;"))
 _ASSERT_EQUALS = re.compile(r"(?<![\w.])(?:Assertions\.)?assertEquals\(")
 
 
@@ -105,15 +107,15 @@ def assertions(test: str) -> list[Assertion]:
     for match in _IS_EQUAL_TO.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
         if spans and len(spans) == 1 and re.search(r"\bassertThat\(", test[:match.start()]):
-            value = plain_literal(test[spans[0][0]:spans[0][1]], "\"", ("false", "true"))
-            if value is not None:
-                found.append(Assertion(*spans[0], value, _assertj_failure))
+            side = _LITERALS.side(test, spans[0])
+            if side is not None:
+                found.append(Assertion(*side, _assertj_failure))
     for match in _ASSERT_EQUALS.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
-        if spans and len(spans) == 2 and plain_literal(test[spans[1][0]:spans[1][1]], "\"") is None:
-            value = plain_literal(test[spans[0][0]:spans[0][1]], "\"", ("false", "true"))
-            if value is not None:
-                found.append(Assertion(*spans[0], value, _junit_failure))
+        if spans and len(spans) == 2 and _LITERALS.value(test[slice(*spans[1])]) is None:
+            side = _LITERALS.side(test, spans[0])
+            if side is not None:
+                found.append(Assertion(*side, _junit_failure))
     return sorted(found, key=lambda assertion: assertion.start)
 
 

@@ -6,8 +6,8 @@ import json
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, Mutator, Planter, TestUnit, call_arguments,
-                                matching_brace, plain_literal)
+from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit,
+                                call_arguments, matching_brace)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, origin_is_file
 
 # --- un-skip ----------------------------------------------------------------------------
@@ -81,6 +81,8 @@ def leaf(reported: str) -> Leaf | None:
 
 # jest's own failure messages: the matcher hint, a blank line, `Expected: <value>`.
 _MATCHER = re.compile(r"\)\.(?P<matcher>toEqual|toStrictEqual|toBe)\(")
+_LITERALS = LiteralSyntax("\"'", ("false", "true"),
+                          re.compile(r"\b(?:const|let|var)[ \t]+(?P<name>[\w$]+)[ \t]*=[ \t]*(?P<value>[^;\n]+?)[ \t]*;?[ \t]*$", re.M))
 _HINTS = {"toEqual": "deep equality", "toStrictEqual": "deep equality", "toBe": "Object.is equality"}
 
 
@@ -94,9 +96,9 @@ def assertions(test: str) -> list[Assertion]:
         spans = call_arguments(test, match.end() - 1, backtick=True)
         if not spans or len(spans) != 1:
             continue
-        value = plain_literal(test[spans[0][0]:spans[0][1]], "\"'", ("false", "true"))
-        if value is not None:
-            found.append(Assertion(*spans[0], value, lambda new, matcher=match["matcher"]: _failure(matcher, new)))
+        side = _LITERALS.side(test, spans[0])
+        if side is not None:
+            found.append(Assertion(*side, lambda new, matcher=match["matcher"]: _failure(matcher, new)))
     return found
 
 

@@ -6,8 +6,8 @@ import functools
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import (Assertion, Canary, Leaf, Mutator, Planter, TestUnit, call_arguments, line_end,
-                                plain_literal, plant_after)
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, call_arguments,
+                                line_end, plant_after)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -56,6 +56,8 @@ def leaf(reported: str) -> Leaf | None:
 # strings) and `first is not second`.
 _ASSERT = re.compile(r"\bself\.(?P<method>assertEqual|assertIs)\(")
 _FORMATS = {"assertEqual": "{} != {}", "assertIs": "{} is not {}"}
+_LITERALS = LiteralSyntax("\"'", ("False", "True"),
+                          re.compile(r"^[ \t]*(?P<name>\w+)[ \t]*=[ \t]*(?P<value>[^\n#]+?)[ \t]*$", re.M))
 
 
 def assertions(test: str) -> list[Assertion]:
@@ -66,13 +68,14 @@ def assertions(test: str) -> list[Assertion]:
         spans = call_arguments(test, match.end() - 1, hash_comments=True)
         if not spans or len(spans) != 2:
             continue
-        values = [plain_literal(test[start:end], "\"'", ("False", "True")) for start, end in spans]
-        for side, value in enumerate(values):
-            if value is None or values[1 - side] is not None:
+        sides = [_LITERALS.side(test, span) for span in spans]
+        for side, found_side in enumerate(sides):
+            if found_side is None or _LITERALS.value(test[slice(*spans[1 - side])]) is not None:
                 continue
+            start, end, value = found_side
             if match["method"] == "assertIs" and not isinstance(value, bool):
                 continue
-            found.append(Assertion(*spans[side], value, functools.partial(_failure, match["method"], side)))
+            found.append(Assertion(start, end, value, functools.partial(_failure, match["method"], side)))
     return found
 
 

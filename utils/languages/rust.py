@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from ..judging import runner_results
-from ..judging.canaries import (Assertion, Canary, Leaf, Mutator, Planter, TestUnit, apply_edits, call_arguments,
-                                matching_brace, plain_literal)
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, apply_edits,
+                                call_arguments, matching_brace)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
 # --- guard ------------------------------------------------------------------------------
@@ -88,6 +88,8 @@ def leaf(reported: str) -> Leaf | None:
 
 # libtest's panic message for assert_eq! (Rust 1.73 on): both sides by Debug, one a line.
 _ASSERT_EQ = re.compile(r"(?<![\w!])assert_eq!\(")
+_LITERALS = LiteralSyntax("\"", ("false", "true"),
+                          re.compile(r"\blet[ \t]+(?P<name>\w+)[ \t]*(?::[ \t]*&?'?\w*[ \t]*\w+[ \t]*)?=[ \t]*(?P<value>[^;\n]+?)[ \t]*;"))
 
 
 def assertions(test: str) -> list[Assertion]:
@@ -98,10 +100,10 @@ def assertions(test: str) -> list[Assertion]:
         spans = call_arguments(test, match.end() - 1, quotes="\"")
         if not spans or len(spans) != 2:
             continue
-        values = [plain_literal(test[start:end], "\"", ("false", "true")) for start, end in spans]
-        for side, value in enumerate(values):
-            if value is not None and values[1 - side] is None:
-                found.append(Assertion(*spans[side], value, lambda new, side=side: _failure(side, new)))
+        sides = [_LITERALS.side(test, span) for span in spans]
+        for side, found_side in enumerate(sides):
+            if found_side is not None and _LITERALS.value(test[slice(*spans[1 - side])]) is None:
+                found.append(Assertion(*found_side, lambda new, side=side: _failure(side, new)))
     return found
 
 
