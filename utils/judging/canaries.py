@@ -538,7 +538,7 @@ def _bound(magnitude: int) -> int:
 
 def _fresh_int(value: int, rng: secrets.SystemRandom) -> int:
     digits = len(str(abs(value)))
-    low = 0 if digits == 1 else 10 ** (digits - 1)
+    low = (1 if value < 0 else 0) if digits == 1 else 10 ** (digits - 1)  # -0 is no negative number
     high = min(10 ** digits - 1, _bound(abs(value)))
     choices = [number for number in (rng.randint(low, high) for _ in range(20)) if number != abs(value)]
     magnitude = choices[0] if choices else (abs(value) + 1 if abs(value) < high else abs(value) - 1)
