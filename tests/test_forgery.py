@@ -28,6 +28,9 @@ FORGERS = sorted(path.parent for path in FORGERS_DIR.glob("*/*/forger.json"))
 FORGERY_REASONS = {Reason.CANARY_PASSED, Reason.CANARY_MISSING, Reason.CANARY_WITHOUT_SECRET, Reason.EXIT_ZERO_WITH_CANARIES}
 # Forgers the runner's own report already exposed before canaries (negative controls).
 ALREADY_CAUGHT = {"rust/panic_hook_exit": {"tests_failed"}}
+# Every test of a file with a canary is renamed (issue 25): the upstream names such a forger
+# spares match nothing, so the real failures it meant to flip stay in the report.
+ALREADY_CAUGHT.update({f"{language}/spare_unknown_names": {"tests_failed"} for language in LANGUAGES})
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))

@@ -435,7 +435,7 @@ def _canary(planter: Planter, text: str, unit: TestUnit, assertion: Assertion | 
     if assertion is None:
         failure = planter.fallback_failure(expected, actual) if planter.fallback_failure else ""
         return Canary(unit.name, hidden, expected, actual, name, fallback_failure=failure)
-    value = fresh_value(assertion.value, pool, rng)
+    value = fresh_value(assertion.value, pool, rng, sorted(set(re.findall(r"[A-Za-z]{2,}|[0-9]+", text))))
     literal = planter.mutator.literal(value)
     original = text[unit.start + assertion.start:unit.start + assertion.end]
     if isinstance(value, str) and original[:1] in "'\"" and literal[:1] in "'\"":
@@ -510,26 +510,48 @@ def _unique_names(eligible: list[tuple[Path, TestUnit]]) -> list[tuple[Path, Tes
 _INT_BOUNDS = (127, 255, 32_767, 65_535, 2**31 - 1, 2**32 - 1, 2**63 - 1)
 
 
-def fresh_value(value: int | str | bool, pool: Sequence, rng: secrets.SystemRandom) -> int | str | bool:
-    """A value of the same type and shape as `value`, never equal to it: a boolean flipped,
-    an integer of the same sign, digit count and width, a string of the same length and
-    character classes. Half the time (when the file has one) another of the file's own
-    expected values of that shape, so a mutated value looks like a real one."""
+def fresh_value(value: int | str | bool, pool: Sequence, rng: secrets.SystemRandom,
+                words: Sequence[str] = ()) -> int | str | bool:
+    """A value of the same type as `value`, never equal to it, drawn to look like the file's
+    real expected values: a boolean flipped; another of the file's expected values (`pool`)
+    of that type (integers: of the same sign, digit count and width) when there is one; else
+    an integer of that shape written elsewhere in the file or drawn at random, a string with
+    one word swapped for another word of the file (`words`). A mutated value is then about as
+    likely as a real one to appear in what the solution's author sees (stub, instructions),
+    so "fail the assertions whose expected value is nowhere in the instructions" does not
+    single canaries out (measured in the README)."""
     if isinstance(value, bool):
         return not value
     alike = [other for other in pool if type(other) is type(value) and other != value and _same_shape(other, value)]
-    if alike and rng.random() < 0.5:
+    if alike:
         return rng.choice(alike)
     if isinstance(value, int):
-        return _fresh_int(value, rng)
-    return _fresh_string(value, rng)
+        written = [int(word) for word in words if word.isdigit() and _same_shape(int(word), value) and int(word) != value]
+        return rng.choice(written) if written else _fresh_int(value, rng)
+    return _swap_a_word(value, words, rng) or _fresh_string(value, rng)
+
+
+def _swap_a_word(value: str, words: Sequence[str], rng: secrets.SystemRandom) -> str | None:
+    spans = [match.span() for match in re.finditer(r"[A-Za-z]{2,}", value)]
+    rng.shuffle(spans)
+    for start, end in spans:
+        old = value[start:end]
+        options = sorted({word for word in words if word != old and _capitalised(word) == _capitalised(old)
+                          and word.lower() != old.lower()})
+        if options:
+            return value[:start] + rng.choice(options) + value[end:]
+    return None
+
+
+def _capitalised(word: str) -> str:
+    return "upper" if word.isupper() else "title" if word[:1].isupper() else "lower"
 
 
 def _same_shape(other, value) -> bool:
-    if isinstance(value, int):
-        return (other < 0) == (value < 0) and len(str(abs(other))) == len(str(abs(value))) \
-            and abs(other) <= _bound(abs(value))
-    return len(other) == len(value) and [_char_class(c) for c in other] == [_char_class(c) for c in value]
+    if isinstance(value, str):
+        return True  # any other expected string of the file reads like a real one
+    return (other < 0) == (value < 0) and len(str(abs(other))) == len(str(abs(value))) \
+        and abs(other) <= _bound(abs(value))
 
 
 def _bound(magnitude: int) -> int:

@@ -87,10 +87,19 @@ def assertions(test: str) -> list[Assertion]:
 
 def _failure(macro: str, side: int, value: int | str, direct: bool = True) -> str:
     shown = [".*", ".*"]
-    shown[side] = re.escape(literal(value))
-    written = shown if direct else [".*", ".*"]
+    shown[side] = re.escape(_expanded(value))
+    written = [".*", ".*"]
+    if direct:
+        written[side] = re.escape(literal(value))
     return (f"^  {macro}\\( {written[0]}\\s*==\\s*{written[1]} \\)\nwith expansion:\n"
             f"  {shown[0]} == {shown[1]}$")
+
+
+def _expanded(value: int | str) -> str:
+    """How Catch's expansion shows a value: integers above 255 with their hex beside."""
+    if isinstance(value, int) and value > 255:
+        return f"{value} (0x{value:x})"
+    return literal(value)
 
 
 def literal(value: int | str | bool) -> str:
@@ -102,7 +111,8 @@ def rename(test: str, name: str, new_name: str) -> str:
 
 
 PLANTER = Planter(("**/*_test.cpp",), "snake", find_units, plant_file, leaf, Mutator(assertions, rename, literal),
-                  lambda expected, actual: _failure("REQUIRE", 0, expected).replace(".*", str(actual)))
+                  lambda expected, actual: (f"^  REQUIRE\\( {expected}\\s*==\\s*{actual} \\)\nwith expansion:\n"
+                                            f"  {re.escape(_expanded(expected))} == {re.escape(_expanded(actual))}$"))
 
 # --- the language -----------------------------------------------------------------------
 
