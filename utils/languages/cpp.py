@@ -162,6 +162,7 @@ LANGUAGE = LanguageSpec(
         ("test_framework", r"_test\.cpp\b"),
         ("test_framework", r"TEST_CASE"),
         ("test_framework", r"catch2?/"),
+        ("test_framework", r"catch\.hpp|\bCatch::|CATCH_"),
         ("runner_internals", r"constructor\)\)"),
         ("runner_internals", r"__attribute__\s*\(\(\s*constructor"),
         ("runner_internals", r"--out\b"),
