@@ -320,7 +320,8 @@ def _libtest_failure_output(console: str) -> dict[str, str]:
         end = matches[index + 1].start() if index + 1 < len(matches) else len(console)
         body = console[match.end():end]
         body = body.split("\nfailures:\n", 1)[0]
-        sections[match["name"]] = capped_message(body.strip())
+        # The tail: what the test printed comes first, the panic message last.
+        sections[match["name"]] = capped_message(body.strip()[-_MESSAGE_CAP:])
     return sections
 
 
