@@ -2,28 +2,35 @@
 
 The code under test shares a process with the test runner, so it can rewrite whatever the
 runner reports (results, exit code, console summary). A canary is a test that a CORRECT
-solution must fail, with a failure message carrying numbers drawn fresh for each grading.
-For each chosen test T of the exercise:
+solution must fail, and it carries no tell (issue 25). For each chosen test T:
 
-- the real T keeps its place (tests that share state still see it in order) but runs under a
-  new name drawn from its neighbours' words (`hidden_name`);
-- a canary, right after it, takes T's own, upstream name: it runs T's body again and, only
-  when that passed, fails with the framework's own assertion on two fresh numbers
-  (`expected`, `actual`), whose failure message shows both.
+- the canary is a COPY of T's own text in which one assertion's expected value, a plain
+  literal (`Assertion`, found by the language's `Mutator`), is replaced by a fresh value of the
+  same type and shape (`fresh_value`: drawn from the file's own expected values when it can);
+  it sits right before or right after T, in a drawn order;
+- every test of T's file is renamed (names made of its neighbours' words, `neighbour_name`):
+  T, its copy and the others, so no name is upstream's or says which of a pair is the copy;
+- the copy must fail with the framework's own message for that assertion, the new value in the
+  expected slot (`Mutation.failure`, a regex on whole lines of a capped message).
 
-Resolved then requires every canary reported failed with both numbers in its message, every
-real test passed (names mapped back), and every expected test present. So a report that flips
-failures to passes shows a canary passed; disabled assertions let a canary pass; a report
-fabricated from the expected names lacks the canaries or their numbers; and a forger that
-spares the failures of tests whose names it does not know (the "planted-looking" ones) spares
-the real, renamed tests instead, because the canaries carry the upstream names. Telling the
-canaries apart needs reading and parsing the hidden test source at run time.
+A chosen test with no mutable assertion (and every test of a language without a mutator)
+falls back to the former scheme under fresh names: the canary runs the renamed T, then fails
+on two fresh numbers (`expected`, `actual`), in the framework's exact format where the
+language gives it (`Planter.fallback_failure`). Grading picks mutable tests first.
+
+Resolved then requires every canary reported failed with its message, every real test passed
+(names mapped back), and every expected test present. So a report that flips failures to
+passes shows a canary passed; disabled assertions, or a returned value that equals anything,
+let the mutated copy pass; a report fabricated from the expected names lacks the canaries; a
+forger that spares or flips by name finds no upstream name; one that recognises canaries by
+shape (a test calling a test, two 5-digit literals) finds none where a copy is planted.
 
 Planters are pure text functions, one per language (its module in utils/languages/ builds a
 `Planter` from this module's generic parts: scanning, renaming, planting into a tree, reading
-the results back), unit-tested without Docker. Preparation plants every eligible test at once on the reference solution and
-records the tests whose canary behaved (`canary_sources`); grading plants a random few of
-those with numbers from the OS's random source.
+the results back), unit-tested without Docker. Preparation plants every eligible test at once
+on the reference solution and records the tests whose canary behaved (`canary_sources`);
+grading plants a random few of those with values from the OS's random source. Planting is a
+pure function of the pristine file and the canaries (`plant_text`), so feedback redoes it.
 """
 
 from __future__ import annotations
