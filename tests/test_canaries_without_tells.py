@@ -410,3 +410,23 @@ def test_the_de_bruijn_string_does_hold_every_five_digit_number():
     """The attacker's message is what the issue says it is (the tests above are not vacuous)."""
     assert all(str(number) in DE_BRUIJN for number in itertools.islice(range(10_000, 99_999), 0, None, 997))
     assert len(DE_BRUIJN) > 100_000
+
+
+def test_a_flat_list_literal_expected_value_has_its_first_plain_element_mutated():
+    text = '''    def test_best(self):
+        self.assertEqual(best_hands(["4S 5H", "7S 8S"]), ["7S 8S", 3])
+'''
+    (assertion,) = python.assertions(text)
+    assert text[assertion.start:assertion.end] == '"7S 8S"' and assertion.value == "7S 8S"
+    unittest_message = ("AssertionError: Lists differ: ['7S 8S', 3] != ['4S 5H', 3]\n\n"
+                        "First differing element 0:\n'7S 8S'\n'4S 5H'\n\n- ['7S 8S', 3]\n+ ['4S 5H', 3]")
+    assert re.search(assertion.failure("4S 5H"), unittest_message, re.M)
+    assert not re.search(assertion.failure("4S 5X"), unittest_message, re.M)
+    spec = """  test('x', () => {
+    expect(f(1)).toEqual(['a', 2]);
+  });"""
+    (element,) = javascript.assertions(spec)
+    jest_message = ('Error: expect(received).toEqual(expected) // deep equality\n\n- Expected  - 1\n+ Received  + 1\n\n'
+                    '  Array [\n-   "zz",\n+   "a",\n    2,\n  ]\n    at Object.toEqual (x.spec.js:2:18)')
+    assert re.search(element.failure("zz"), jest_message, re.M)
+    assert not re.search(element.failure("zy"), jest_message, re.M)

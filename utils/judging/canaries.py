@@ -271,6 +271,22 @@ class LiteralSyntax:
         return None
 
 
+def list_element(test: str, span: tuple[int, int], syntax: LiteralSyntax,
+                 **scan) -> tuple[int, int, int | str, int] | None:
+    """A flat list literal `[a, b, ...]` at `span`: its first element that is a plain integer
+    or string (span, value, index), the one a canary mutates; None otherwise."""
+    if not (test.startswith("[", span[0]) and test[span[1] - 1] == "]"):
+        return None
+    elements = call_arguments(test, span[0], **scan)
+    if not elements or elements[-1][1] != span[1] - 1:
+        return None
+    for index, (start, end) in enumerate(elements):
+        value = syntax.value(test[start:end])
+        if value is not None and not isinstance(value, bool):
+            return start, end, value, index
+    return None
+
+
 def plain_literal(source: str, quotes: str = "\"", booleans: tuple[str, str] | None = None) -> int | str | bool | None:
     """The value of a plain literal: a decimal integer, a short string of letters, digits,
     spaces and punctuation that no language escapes (in one of `quotes`), or one of

@@ -7,7 +7,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit,
-                                call_arguments, matching_brace)
+                                call_arguments, list_element, matching_brace)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, origin_is_file
 
 # --- un-skip ----------------------------------------------------------------------------
@@ -99,7 +99,18 @@ def assertions(test: str) -> list[Assertion]:
         side = _LITERALS.side(test, spans[0])
         if side is not None:
             found.append(Assertion(*side, lambda new, matcher=match["matcher"]: _failure(matcher, new)))
+        elif match["matcher"] != "toBe":
+            element = list_element(test, spans[0], _LITERALS, backtick=True)
+            if element is not None:
+                found.append(Assertion(*element[:3], lambda new, matcher=match["matcher"]: _array_failure(matcher, new)))
     return found
+
+
+def _array_failure(matcher: str, value: int | str) -> str:
+    """jest's diff of two arrays: the hint, then the expected element on a `-` line."""
+    return (re.escape(f"expect(received).{matcher}(expected) // {_HINTS[matcher]}") + "\n\n"
+            + r"- Expected  - \d+\n\+ Received  \+ \d+\n\n  Array \[\n(?:.*\n)*?"
+            + r"-\s+" + re.escape(literal(value)) + ",?$")
 
 
 def _expect_open(test: str, close: int) -> int:

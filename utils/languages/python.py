@@ -7,7 +7,7 @@ import re
 
 from ..judging import runner_results
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, call_arguments,
-                                line_end, plant_after)
+                                line_end, list_element, plant_after)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -70,13 +70,25 @@ def assertions(test: str) -> list[Assertion]:
             continue
         sides = [_LITERALS.side(test, span) for span in spans]
         for side, found_side in enumerate(sides):
-            if found_side is None or _LITERALS.value(test[slice(*spans[1 - side])]) is not None:
+            other = test[slice(*spans[1 - side])]
+            if _LITERALS.value(other) is not None or other.startswith("["):
                 continue
-            start, end, value = found_side
-            if match["method"] == "assertIs" and not isinstance(value, bool):
+            if found_side is None and match["method"] == "assertEqual":
+                element = list_element(test, spans[side], _LITERALS, hash_comments=True)
+                if element is not None:
+                    found.append(Assertion(*element[:3], functools.partial(_list_failure, side, element[3])))
                 continue
-            found.append(Assertion(start, end, value, functools.partial(_failure, match["method"], side)))
+            if found_side is None or (match["method"] == "assertIs" and not isinstance(found_side[2], bool)):
+                continue
+            found.append(Assertion(*found_side, functools.partial(_failure, match["method"], side)))
     return found
+
+
+def _list_failure(side: int, index: int, value: int | str) -> str:
+    """assertListEqual's `First differing element N:` then both elements, one a line."""
+    shown = [".*", ".*"]
+    shown[side] = re.escape(repr(value))
+    return f"^First differing element {index}:\n{shown[0]}\n{shown[1]}$"
 
 
 def _failure(method: str, side: int, value: int | str | bool) -> str:
