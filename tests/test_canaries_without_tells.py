@@ -430,3 +430,15 @@ def test_a_flat_list_literal_expected_value_has_its_first_plain_element_mutated(
                     '  Array [\n-   "zz",\n+   "a",\n    2,\n  ]\n    at Object.toEqual (x.spec.js:2:18)')
     assert re.search(element.failure("zz"), jest_message, re.M)
     assert not re.search(element.failure("zy"), jest_message, re.M)
+
+
+def test_assertj_is_true_becomes_is_false_with_assertjs_message():
+    text = """@Test
+    public void ok() {
+        assertThat(new Thing().ok(1)).isTrue();
+    }"""
+    (assertion,) = java.assertions(text)
+    assert text[assertion.start:assertion.end] == "isTrue" and assertion.written(not assertion.value) == "isFalse"
+    failure = assertion.failure(False)
+    assert re.search(failure, "\nExpecting value to be false but was true\n\tat ThingTest.ok", re.M)
+    assert not re.search(failure, "\nExpecting value to be true but was false", re.M)

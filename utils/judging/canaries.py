@@ -322,6 +322,8 @@ class Assertion:
     end: int
     value: int | str | bool
     failure: Callable[[int | str | bool], str]  # a new expected value -> regex of the message
+    # How a new value is written here, when not as the language's literal (AssertJ's isTrue()).
+    written: Callable[[int | str | bool], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -459,7 +461,7 @@ def _canary(planter: Planter, text: str, unit: TestUnit, assertion: Assertion | 
         failure = planter.fallback_failure(expected, actual) if planter.fallback_failure else ""
         return Canary(unit.name, hidden, expected, actual, name, fallback_failure=failure)
     value = fresh_value(assertion.value, pool, rng, sorted(set(re.findall(r"[A-Za-z]{2,}|[0-9]+", text))))
-    literal = planter.mutator.literal(value)
+    literal = (assertion.written or planter.mutator.literal)(value)
     original = text[unit.start + assertion.start:unit.start + assertion.end]
     if isinstance(value, str) and original[:1] in "'\"" and literal[:1] in "'\"":
         literal = original[0] + literal[1:-1] + original[0]  # the file's own quote style

@@ -98,6 +98,7 @@ def leaf(reported: str) -> Leaf | None:
 _IS_EQUAL_TO = re.compile(r"\)\s*\.isEqualTo\(")
 _LITERALS = LiteralSyntax("\"", ("false", "true"), re.compile(
     r"\b(?:final[ \t]+)?(?:int|long|String|boolean|var)[ \t]+(?P<name>\w+)[ \t]*=[ \t]*(?P<value>[^;\n]+?)[ \t]*;"))
+_IS_TRUE = re.compile(r"\)\s*\.(?P<method>isTrue|isFalse)\(\s*\)")
 _ASSERT_EQUALS = re.compile(r"(?<![\w.])(?:Assertions\.)?assertEquals\(")
 
 
@@ -110,6 +111,10 @@ def assertions(test: str) -> list[Assertion]:
             side = _LITERALS.side(test, spans[0])
             if side is not None:
                 found.append(Assertion(*side, _assertj_failure))
+    for match in _IS_TRUE.finditer(test):
+        if re.search(r"\bassertThat\(", test[:match.start()]):
+            found.append(Assertion(match.start("method"), match.end("method"), match["method"] == "isTrue",
+                                   _boolean_failure, lambda value: "isTrue" if value else "isFalse"))
     for match in _ASSERT_EQUALS.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
         if spans and len(spans) == 2 and _LITERALS.value(test[slice(*spans[1])]) is None:
@@ -121,6 +126,12 @@ def assertions(test: str) -> list[Assertion]:
 
 def _assertj_failure(value: int | str | bool) -> str:
     return f"^expected: {re.escape(literal(value))}\n but was: .*$"
+
+
+def _boolean_failure(value: int | str | bool) -> str:
+    """AssertJ's isTrue()/isFalse() failure (ShouldBeTrue/ShouldBeFalse; older: isEqualTo's)."""
+    shown = "true" if value else "false"
+    return f"^(?:Expecting value to be {shown} but was {'false' if value else 'true'}|expected: {shown})$"
 
 
 def _junit_failure(value: int | str | bool) -> str:
