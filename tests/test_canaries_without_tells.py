@@ -442,3 +442,22 @@ def test_assertj_is_true_becomes_is_false_with_assertjs_message():
     failure = assertion.failure(False)
     assert re.search(failure, "\nExpecting value to be false but was true\n\tat ThingTest.ok", re.M)
     assert not re.search(failure, "\nExpecting value to be true but was false", re.M)
+
+
+def test_a_canary_reported_only_by_its_catch_sections_is_read_from_the_failed_one():
+    canary = Canary("owns_zebra", "drinks_owns", 11111, 22222, "zebra_owns",
+                    Mutation(0, 1, '"Japanese"', '^  REQUIRE\\( .* == "Japanese" \\)$', False))
+    results = TestResults((TestCase("z.global::drinks_owns/Owns zebra", PASSED),
+                           TestCase("z.global::zebra_owns/Other", PASSED),
+                           TestCase("z.global::zebra_owns/Owns zebra", FAILED,
+                                    '  REQUIRE( solution.ownsZebra == "Japanese" )')))
+    real, own = separate(results, [canary], cpp.leaf)
+    assert real.names() == ("z.global::owns_zebra/Owns zebra",)
+    assert own["owns_zebra"].outcome == FAILED and canary.carries_secret(own["owns_zebra"].message)
+    flipped = TestResults(tuple(replace_outcome(case) for case in results.cases))
+    assert separate(flipped, [canary], cpp.leaf)[1]["owns_zebra"].outcome == PASSED
+
+
+def replace_outcome(case: TestCase) -> TestCase:
+    from dataclasses import replace
+    return replace(case, outcome=PASSED)

@@ -630,30 +630,39 @@ def _section_parent(leaf: Leaf | None, *names: dict) -> Leaf | None:
 def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf | None],
              in_test_files: Callable[[TestCase], bool] = lambda case: True):
     """Split runner results into (the real tests, names mapped back to upstream; each
-    canary's own case by source). Cases under a canary (Go subtests it ran) are dropped:
-    the real test reports the same subtests under its hidden name. Only cases
+    canary's own case by source). A canary's own case is the one reported under its name;
+    cases under it (Go subtests it ran) count only when that is missing (Catch reports a
+    case with SECTIONs only as `case/section`, and the mutated assertion sits in one): then
+    a failed one, else any. Only cases
     `in_test_files` (where canaries are planted) can be a canary or a renamed test: a
     solution's own test that shares a canary's leaf name (Rust's `tests::add` beside a
     hidden `add`) stays a real test. Narrowing can only hide a canary, never forge one."""
-    from .runner_results import TestResults
+    from .runner_results import PASSED, TestResults
 
     by_reported = {canary.reported_name: canary for canary in canaries}
     by_hidden = {canary.hidden_name: canary.source for canary in canaries}
     by_hidden.update((hidden, source) for canary in canaries for hidden, source in canary.renames)
     real = []
     own = {}
+    children: dict[str, list[TestCase]] = {}
     for case in results.cases:
         if not in_test_files(case):
             real.append(case)
             continue
         leaf = _section_parent(case_leaf(case, leaf_of), by_reported, by_hidden)
         if leaf is not None and leaf.name in by_reported:
-            if not leaf.is_child:
-                own[by_reported[leaf.name].source] = case
+            source = by_reported[leaf.name].source
+            if leaf.is_child:
+                children.setdefault(source, []).append(case)
+            else:
+                own[source] = case
             continue
         if leaf is not None and leaf.name in by_hidden:
             source = by_hidden[leaf.name]
             name = case.name[:leaf.start] + source + case.name[leaf.start + len(leaf.name):]
             case = replace(case, name=name, leaf_start=-1)
         real.append(case)
+    for source, cases in children.items():
+        if source not in own:
+            own[source] = next((case for case in cases if case.outcome != PASSED), cases[0])
     return TestResults(tuple(real), results.report_files, results.problems), own
