@@ -109,7 +109,7 @@ def assertions(test: str) -> list[Assertion]:
 def _array_failure(matcher: str, value: int | str) -> str:
     """jest's diff of two arrays: the hint, then the expected element on a `-` line."""
     return (re.escape(f"expect(received).{matcher}(expected) // {_HINTS[matcher]}") + "\n\n"
-            + r"- Expected  - \d+\n\+ Received  \+ \d+\n\n  Array \[\n(?:.*\n)*?"
+            + r"- Expected  - \d+\n\+ Received  \+ \d+\n(?:.*\n)*?"
             + r"-\s+" + re.escape(literal(value)) + ",?$")
 
 
