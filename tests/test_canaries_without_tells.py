@@ -316,6 +316,9 @@ def test_a_local_counts_as_the_expected_value_only_when_the_assertion_is_its_one
     assert syntax.side(once, span) == (15, 19, "ab")
     span = (twice.rindex("expected"), twice.rindex("expected") + len("expected"))
     assert syntax.side(twice, span) is None
+    ranged = 'let trials = 100;\nfor _ in 0..trials {}\nassert_eq!(keys.len(), trials);'
+    span = (ranged.rindex("trials"), ranged.rindex("trials") + len("trials"))
+    assert syntax.side(ranged, span) is None  # `0..trials` is a use too
 
 
 def test_grading_plants_canaries_of_mutable_tests_first(tmp_path: Path):

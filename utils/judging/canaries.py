@@ -262,7 +262,8 @@ class LiteralSyntax:
             return span[0], span[1], value
         if self.binding is None or not re.fullmatch(r"[A-Za-z_]\w*", source):
             return None
-        if len(re.findall(rf"(?<![\w.$]){source}(?![\w$])", test)) != 2:
+        # Every mention counts (a member access too): the binding must change this assertion only.
+        if len(re.findall(rf"(?<![\w$]){source}(?![\w$])", test)) != 2:
             return None
         for match in self.binding.finditer(test, 0, span[0]):
             if match["name"] == source:
