@@ -37,6 +37,15 @@ STOPPED_BEFORE_CANARIES = {
     "rust/init_array_logfile": {"tests_failed"}, "rust/spare_unknown_names": {"tests_failed"},
     "java/shutdown_hook_xml": {"tests_failed"}, "java/spare_unknown_names": {"tests_failed"},
 }
+# Every test of a file with a canary is renamed (issue 25): the upstream names such a forger
+# spares match nothing, so the real failures it meant to flip stay in the report.
+ALREADY_CAUGHT.update({f"{language}/spare_unknown_names": {"tests_failed"} for language in LANGUAGES})
+# Mutated values are drawn from the test file's own expected values: betting that a canary's
+# value is one the instructions never show fails real assertions too (or spares a canary).
+ALREADY_CAUGHT["cpp/unseen_expected_values"] = {"tests_failed", "canary_passed"}
+# The reference plus a panic hook printing every 5-digit number in place of the message: only
+# the canaries fail, without their framework's format.
+ALREADY_CAUGHT["rust/de_bruijn_panic_message"] = {"canary_without_secret"}
 
 
 @pytest.mark.parametrize("language", list(LANGUAGES))

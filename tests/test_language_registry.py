@@ -62,7 +62,9 @@ def test_every_language_plants_canaries_into_its_sample_tests(name: str, tmp_pat
         tree = shutil.copytree(exercise, tmp_path / exercise.name, ignore=shutil.ignore_patterns(".meta", ".docs"))
         canaries = plant(tree, language.canaries, matches_any, None, None, FixedRandom(3))
         text = "\n".join(path.read_text() for path in tree.rglob("*") if path.is_file())
-        assert all(str(c.expected) in text and str(c.actual) in text and c.hidden_name in text for c in canaries)
+        assert all(c.hidden_name in text and c.reported_name in text for c in canaries)
+        assert all(c.mutation.literal in text if c.mutation else str(c.expected) in text and str(c.actual) in text
+                   for c in canaries)
         planted_any += canaries
     assert planted_any, f"no test of the {name} samples can carry a canary"
 

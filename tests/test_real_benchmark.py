@@ -103,6 +103,33 @@ def test_every_gradable_instance_can_carry_canaries(instances):
     assert sum(len(instance.canary_sources or ()) for instance in instances.values()) > 3000
 
 
+def test_every_test_with_a_mutable_assertion_carries_a_mutated_canary(instances, tmp_path):
+    """Canaries without tells (issue 25): a test whose first literal expected value can be
+    mutated gets a mutated copy as its canary, and that copy failed on the reference with the
+    framework's exact message (else preparation would not list it): none is lost to the new scheme."""
+    from polyglot_harness.utils.judging.canaries import test_files
+    from polyglot_harness.utils.languages.spec import matches_any
+    from polyglot_harness.utils.records.instance_repo import checkout_commit
+
+    lost = {}
+    for instance_id, instance in sorted(instances.items()):
+        planter = instance.language_spec.canaries
+        if planter is None or planter.mutator is None or instance.grading_mode != "tests":
+            continue
+        tree = tmp_path / instance_id
+        checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
+        names = []
+        for path in test_files(tree, planter, matches_any):
+            text = instance.language_spec.unskip_text(path.relative_to(tree).as_posix(), path.read_text())
+            names += [(unit.name, bool(planter.mutator.assertions(text[unit.start:unit.end])))
+                      for unit in planter.find_units(text)]
+        unique = Counter(name for name, _ in names)
+        mutable = {name for name, can in names if can and unique[name] == 1}
+        if mutable - set(instance.canary_sources or ()):
+            lost[instance_id] = sorted(mutable - set(instance.canary_sources or ()))
+    assert not lost
+
+
 def test_test_writing_exercises_are_graded_build_only(instances):
     assert {i for i, instance in instances.items() if instance.grading_mode == "build_only"} == BUILD_ONLY
 

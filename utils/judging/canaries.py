@@ -2,38 +2,46 @@
 
 The code under test shares a process with the test runner, so it can rewrite whatever the
 runner reports (results, exit code, console summary). A canary is a test that a CORRECT
-solution must fail, with a failure message carrying numbers drawn fresh for each grading.
-For each chosen test T of the exercise:
+solution must fail, and it carries no tell (issue 25). For each chosen test T:
 
-- the real T keeps its place (tests that share state still see it in order) but runs under a
-  new name drawn from its neighbours' words (`hidden_name`);
-- a canary, right after it, takes T's own, upstream name: it runs T's body again and, only
-  when that passed, fails with the framework's own assertion on two fresh numbers
-  (`expected`, `actual`), whose failure message shows both.
+- the canary is a COPY of T's own text in which one assertion's expected value, a plain
+  literal (`Assertion`, found by the language's `Mutator`), is replaced by a fresh value of the
+  same type and shape (`fresh_value`: drawn from the file's own expected values when it can);
+  it sits right before or right after T, in a drawn order;
+- every test of T's file is renamed (names made of its neighbours' words, `neighbour_name`):
+  T, its copy and the others, so no name is upstream's or says which of a pair is the copy;
+- the copy must fail with the framework's own message for that assertion, the new value in the
+  expected slot (`Mutation.failure`, a regex on whole lines of a capped message).
 
-Resolved then requires every canary reported failed with both numbers in its message, every
-real test passed (names mapped back), and every expected test present. So a report that flips
-failures to passes shows a canary passed; disabled assertions let a canary pass; a report
-fabricated from the expected names lacks the canaries or their numbers; and a forger that
-spares the failures of tests whose names it does not know (the "planted-looking" ones) spares
-the real, renamed tests instead, because the canaries carry the upstream names. Telling the
-canaries apart needs reading and parsing the hidden test source at run time.
+A chosen test with no mutable assertion (and every test of a language without a mutator)
+falls back to the former scheme under fresh names: the canary runs the renamed T, then fails
+on two fresh numbers (`expected`, `actual`), in the framework's exact format where the
+language gives it (`Planter.fallback_failure`). Grading picks mutable tests first.
+
+Resolved then requires every canary reported failed with its message, every real test passed
+(names mapped back), and every expected test present. So a report that flips failures to
+passes shows a canary passed; disabled assertions, or a returned value that equals anything,
+let the mutated copy pass; a report fabricated from the expected names lacks the canaries; a
+forger that spares or flips by name finds no upstream name; one that recognises canaries by
+shape (a test calling a test, two 5-digit literals) finds none where a copy is planted.
 
 Planters are pure text functions, one per language (its module in utils/languages/ builds a
 `Planter` from this module's generic parts: scanning, renaming, planting into a tree, reading
-the results back), unit-tested without Docker. Preparation plants every eligible test at once on the reference solution and
-records the tests whose canary behaved (`canary_sources`); grading plants a random few of
-those with numbers from the OS's random source.
+the results back), unit-tested without Docker. Preparation plants every eligible test at once
+on the reference solution and records the tests whose canary behaved (`canary_sources`);
+grading plants a random few of those with values from the OS's random source. Planting is a
+pure function of the pristine file and the canaries (`plant_text`), so feedback redoes it.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
+
+from .runner_results import capped_message
 
 if TYPE_CHECKING:
     from .runner_results import TestCase
@@ -46,14 +54,49 @@ class CanaryError(ValueError):
 
 
 @dataclass(frozen=True)
+class Mutation:
+    """A canary that is a copy of its real test with ONE assertion's expected literal
+    replaced (offsets relative to the test's own text) by a fresh value of the same type."""
+    start: int
+    end: int
+    literal: str      # the new literal as source text
+    failure: str      # regex (re.M) of the framework's failure message for the new value
+    first: bool       # the copy runs before the real test (drawn: order says nothing)
+
+
+@dataclass(frozen=True)
 class Canary:
-    source: str       # the test's upstream name: the canary runs under it
+    source: str       # the test's upstream name
     hidden_name: str  # the name the real test runs under in this grading
-    expected: int     # the canary's final assertion compares these two different numbers
+    expected: int     # the fallback canary's final assertion compares these two numbers
     actual: int
+    name: str = ""    # the name the canary runs under ("" = `source`: the fallback scheme)
+    mutation: Mutation | None = None
+    # The fallback's failure regex, when the language knows its framework's format.
+    fallback_failure: str = ""
+    # (hidden, upstream) names of the file's other tests, renamed in the same grading so
+    # that no name is upstream's: carried by the file's first canary.
+    renames: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def reported_name(self) -> str:
+        return self.name or self.source
+
+    @property
+    def failure(self) -> str:
+        return self.mutation.failure if self.mutation else self.fallback_failure
 
     def carries_secret(self, message: str) -> bool:
+        """The canary's failure message is the framework's own message for its assertion (a
+        capped message, ANSI colours stripped): a regex of the exact format with this
+        grading's value, never a substring test alone."""
+        message = ANSI.sub("", capped_message(message))
+        if self.failure:
+            return re.search(self.failure, message, re.M) is not None
         return str(self.expected) in message and str(self.actual) in message
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True)
@@ -101,8 +144,8 @@ def neighbour_name(names: Sequence[str], taken: set[str], style: str, text: str,
     for attempt in range(200):
         first, second = rng.choice(word_lists), rng.choice(word_lists)
         words = first[: max(1, len(first) // 2)] + second[len(second) // 2:]
-        if attempt >= 20:
-            words = words + [rng.choice(vocabulary)]
+        if attempt >= 20:  # small files run out of pairs: longer names
+            words = words + [rng.choice(vocabulary) for _ in range(1 + attempt // 60)]
         candidate = _join(words, style)
         if candidate not in taken and candidate not in text:
             return candidate
@@ -157,6 +200,107 @@ def _string_end(text: str, start: int, quote: str) -> int:
     return index
 
 
+def call_arguments(text: str, open_at: int, quotes: str = "\"'", backtick: bool = False,
+                   hash_comments: bool = False) -> list[tuple[int, int]] | None:
+    """Spans (stripped) of the top-level comma-separated arguments of the call whose `(` is at
+    `open_at`; None when the call does not close. Strings and comments are skipped."""
+    spans, depth, start, index = [], 0, open_at + 1, open_at
+    while index < len(text):
+        char = text[index]
+        if (hash_comments and char == "#") or (not hash_comments and text.startswith("//", index)):
+            index = line_end(text, index)
+            continue
+        if char in quotes or (backtick and char == "`"):
+            index = _string_end(text, index, char)
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                spans.append((start, index))
+                return [_stripped(text, a, b) for a, b in spans if text[a:b].strip()]
+        elif char == "," and depth == 1:
+            spans.append((start, index))
+            start = index + 1
+        index += 1
+    return None
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+_INT_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+# Printable ASCII no language escapes or interpolates inside its plain quotes.
+_PLAIN_STRING = re.compile(r"(?P<quote>[\"'])(?P<body>[A-Za-z0-9 ,.!?:;()\[\]/+*=<>_#@%&|~^-]{1,60})(?P=quote)")
+
+
+@dataclass(frozen=True)
+class LiteralSyntax:
+    """How a language writes the plain literals a canary may mutate, and a local bound to one
+    (`binding`: a regex with groups `name` and `value`, e.g. `let expected = 5;`)."""
+    quotes: str
+    booleans: tuple[str, str] | None
+    binding: re.Pattern[str] | None = None
+
+    def value(self, source: str) -> int | str | bool | None:
+        return plain_literal(source, self.quotes, self.booleans)
+
+    def side(self, test: str, span: tuple[int, int]) -> tuple[int, int, int | str | bool] | None:
+        """An assertion's side that is a plain literal, or a local bound to one before it and
+        used nowhere else (so changing the binding changes only that assertion): the
+        literal's span and value."""
+        source = test[span[0]:span[1]]
+        value = self.value(source)
+        if value is not None:
+            return span[0], span[1], value
+        if self.binding is None or not re.fullmatch(r"[A-Za-z_]\w*", source):
+            return None
+        # Every mention counts (a member access too): the binding must change this assertion only.
+        if len(re.findall(rf"(?<![\w$]){source}(?![\w$])", test)) != 2:
+            return None
+        for match in self.binding.finditer(test, 0, span[0]):
+            if match["name"] == source:
+                value = self.value(match["value"])
+                return None if value is None else (match.start("value"), match.end("value"), value)
+        return None
+
+
+def list_element(test: str, span: tuple[int, int], syntax: LiteralSyntax,
+                 **scan) -> tuple[int, int, int | str, int] | None:
+    """A flat list literal `[a, b, ...]` at `span`: its first element that is a plain integer
+    or string (span, value, index), the one a canary mutates; None otherwise."""
+    if not (test.startswith("[", span[0]) and test[span[1] - 1] == "]"):
+        return None
+    elements = call_arguments(test, span[0], **scan)
+    if not elements or elements[-1][1] != span[1] - 1:
+        return None
+    for index, (start, end) in enumerate(elements):
+        value = syntax.value(test[start:end])
+        if value is not None and not isinstance(value, bool):
+            return start, end, value, index
+    return None
+
+
+def plain_literal(source: str, quotes: str = "\"", booleans: tuple[str, str] | None = None) -> int | str | bool | None:
+    """The value of a plain literal: a decimal integer, a short string of letters, digits,
+    spaces and punctuation that no language escapes (in one of `quotes`), or one of
+    `booleans` (false, true); None for anything else."""
+    if _INT_LITERAL.fullmatch(source):
+        return int(source)
+    match = _PLAIN_STRING.fullmatch(source)
+    if match and match["quote"] in quotes:
+        return match["body"]
+    if booleans and source in booleans:
+        return source == booleans[1]
+    return None
+
+
 def line_end(text: str, offset: int) -> int:
     end = text.find("\n", offset)
     return len(text) if end < 0 else end + 1
@@ -172,13 +316,38 @@ def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
 # --- the planter: what a language module provides -------------------------------------------
 
 @dataclass(frozen=True)
+class Assertion:
+    """One assertion of a test whose expected value is a plain literal."""
+    start: int   # the literal's span in the test's own text
+    end: int
+    value: int | str | bool
+    failure: Callable[[int | str | bool], str]  # a new expected value -> regex of the message
+    # How a new value is written here, when not as the language's literal (AssertJ's isTrue()).
+    written: Callable[[int | str | bool], str] | None = None
+
+
+@dataclass(frozen=True)
+class Mutator:
+    """How a language copies a test into a canary: its assertions with literal expected
+    values, renaming a test, writing a value as a literal."""
+    assertions: Callable[[str], list[Assertion]]  # a test's own text -> in source order
+    rename: Callable[[str, str, str], str]        # a test's text, its name, the new name
+    literal: Callable[[int | str | bool], str]
+
+
+@dataclass(frozen=True)
 class Planter:
     """How canaries are planted into one language's test files."""
     file_globs: tuple[str, ...]
     name_style: str
     find_units: Callable[[str], list[TestUnit]]
+    # The fallback scheme, for a test with no assertion the mutator can change: the real
+    # test renamed, a canary calling it then failing on two fresh numbers.
     plant_file: Callable[[str, list[tuple[TestUnit, Canary]]], str]
     leaf: Callable[[str], Leaf | None]  # a reported test name -> the test's own name in it
+    mutator: Mutator | None = None
+    # (expected, actual) -> regex of the framework's message for the fallback's assertion.
+    fallback_failure: Callable[[int, int], str] | None = None
 
 
 def plant_after(text: str, chosen: list[tuple[TestUnit, Canary]], declaration: str,
@@ -213,7 +382,8 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     """Plant canaries into the test files under `tree` (rewritten in place).
 
     `sources`: the tests that may become canaries (None: every eligible test); `count`: how
-    many to plant (None: all of them). Returns the planted canaries."""
+    many to plant (None: all of them; else tests whose assertion can be mutated first).
+    Every test of a file that holds a canary is renamed. Returns the planted canaries."""
     rng = rng or secrets.SystemRandom()
     files = {path: path.read_text(encoding="utf-8", errors="surrogateescape")
              for path in test_files(tree, planter, matches)}
@@ -222,21 +392,135 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     eligible = [(path, unit) for path, file_units in units.items() for unit in file_units
                 if sources is None or unit.name in sources]
     eligible = _unique_names(eligible)
-    chosen = eligible if count is None else rng.sample(eligible, min(count, len(eligible)))
-    taken = set(all_names)
-    canaries: list[Canary] = []
+    assertions = {unit.name: _first_assertion(planter, files[path], unit) for path, unit in eligible}
+    chosen = _choose(eligible, count, lambda unit: assertions[unit.name] is not None, rng)
+    namer = _Namer(sorted(all_names), set(all_names), planter.name_style, "\n".join(files.values()), rng)
+    pools = {path: _value_pool(planter, files[path], units[path]) for path in files}
     per_file: dict[Path, list[tuple[TestUnit, Canary]]] = {}
-    every_text = "\n".join(files.values())
     for path, unit in chosen:
-        hidden = neighbour_name(sorted(all_names), taken, planter.name_style, every_text, rng)
-        taken.add(hidden)
-        expected, actual = rng.sample(range(10_000, 99_999), 2)
-        canary = Canary(unit.name, hidden, expected, actual)
-        canaries.append(canary)
+        canary = _canary(planter, files[path], unit, assertions[unit.name], pools[path], namer, rng)
         per_file.setdefault(path, []).append((unit, canary))
+    canaries: list[Canary] = []
     for path, planted in per_file.items():
-        path.write_text(planter.plant_file(files[path], planted), encoding="utf-8", errors="surrogateescape")
+        if planter.mutator is not None:
+            planted = _with_renames(planted, units[path], namer)
+        canaries += [canary for _, canary in planted]
+        path.write_text(plant_text(planter, files[path], planted), encoding="utf-8", errors="surrogateescape")
     return tuple(canaries)
+
+
+@dataclass
+class _Namer:
+    names: list[str]
+    taken: set[str]
+    style: str
+    text: str
+    rng: secrets.SystemRandom
+
+    def fresh(self) -> str:
+        name = neighbour_name(self.names, self.taken, self.style, self.text, self.rng)
+        self.taken.add(name)
+        return name
+
+
+def _choose(eligible: list, count: int | None, mutable: Callable[[TestUnit], bool],
+            rng: secrets.SystemRandom) -> list:
+    """Every eligible test, or `count` of them: tests with a mutable assertion first (their
+    canaries carry no tell), the fallback's only to make up the number."""
+    if count is None:
+        return eligible
+    first = [item for item in eligible if mutable(item[1])]
+    rest = [item for item in eligible if not mutable(item[1])]
+    picked = rng.sample(first, min(count, len(first)))
+    return picked + rng.sample(rest, min(count - len(picked), len(rest)))
+
+
+def _first_assertion(planter: Planter, text: str, unit: TestUnit) -> Assertion | None:
+    """The test's first assertion with a literal expected value: the same one at preparation
+    (which checks the canary behaves on the reference) and at every grading."""
+    if planter.mutator is None:
+        return None
+    found = planter.mutator.assertions(text[unit.start:unit.end])
+    return found[0] if found else None
+
+
+def _value_pool(planter: Planter, text: str, units: list[TestUnit]) -> list[int | str | bool]:
+    """Every literal expected value of the file's tests: a mutated value is drawn from them
+    when one has the right shape, so it looks like the file's real expected values."""
+    if planter.mutator is None:
+        return []
+    return [assertion.value for unit in units for assertion in planter.mutator.assertions(text[unit.start:unit.end])]
+
+
+def _canary(planter: Planter, text: str, unit: TestUnit, assertion: Assertion | None, pool: list,
+            namer: _Namer, rng: secrets.SystemRandom) -> Canary:
+    hidden = namer.fresh()
+    name = namer.fresh() if planter.mutator else ""  # without a renamer: the upstream name
+    expected, actual = rng.sample(range(10_000, 99_999), 2)
+    if assertion is None:
+        failure = planter.fallback_failure(expected, actual) if planter.fallback_failure else ""
+        return Canary(unit.name, hidden, expected, actual, name, fallback_failure=failure)
+    value = fresh_value(assertion.value, pool, rng, sorted(set(re.findall(r"[A-Za-z]{2,}|[0-9]+", text))))
+    literal = (assertion.written or planter.mutator.literal)(value)
+    original = text[unit.start + assertion.start:unit.start + assertion.end]
+    if isinstance(value, str) and original[:1] in "'\"" and literal[:1] in "'\"":
+        literal = original[0] + literal[1:-1] + original[0]  # the file's own quote style
+    mutation = Mutation(assertion.start, assertion.end, literal, assertion.failure(value),
+                        rng.random() < 0.5)
+    return Canary(unit.name, hidden, expected, actual, name, mutation)
+
+
+def _with_renames(planted: list[tuple[TestUnit, Canary]], units: list[TestUnit],
+                  namer: _Namer) -> list[tuple[TestUnit, Canary]]:
+    """The file's other tests get fresh names too, carried by its first canary."""
+    chosen = {unit.name for unit, _ in planted}
+    renames = tuple((namer.fresh(), unit.name) for unit in units if unit.name not in chosen)
+    first_unit, first = planted[0]
+    return [(first_unit, replace(first, renames=renames))] + planted[1:]
+
+
+def plant_text(planter: Planter, text: str, planted: Sequence[tuple[TestUnit, Canary]]) -> str:
+    """The test file with its canaries: every test renamed (a mutated copy beside each chosen
+    one), then the fallback canaries planted by the language's own scheme. A pure function
+    of the pristine text and the canaries (feedback redoes it)."""
+    renames = {source: hidden for _, canary in planted for hidden, source in canary.renames}
+    by_unit = {unit.name: canary for unit, canary in planted}
+    units = planter.find_units(text)
+    if planter.mutator is None:
+        return planter.plant_file(text, list(planted))
+    rename = planter.mutator.rename
+    edits = []
+    for unit in units:
+        block = text[unit.start:unit.end]
+        canary = by_unit.get(unit.name)
+        if canary is None:
+            if unit.name in renames:
+                edits.append((unit.start, unit.end, rename(block, unit.name, renames[unit.name])))
+            continue
+        if canary.mutation is None:  # renamed to the canary's name; the fallback plants it below
+            edits.append((unit.start, unit.end, rename(block, unit.name, canary.reported_name)))
+            continue
+        indent = text[text.rfind("\n", 0, unit.start) + 1:unit.start]
+        edits.append((unit.start, unit.end, _pair(block, unit.name, canary, rename, indent if not indent.strip() else "")))
+    text = apply_edits(text, edits)
+    fallback = {canary.reported_name: canary for _, canary in planted if canary.mutation is None}
+    if not fallback:
+        return text
+    chosen = [(unit, replace(fallback[unit.name], source=unit.name)) for unit in planter.find_units(text)
+              if unit.name in fallback]
+    return planter.plant_file(text, chosen)
+
+
+def _pair(block: str, name: str, canary: Canary, rename: Callable[[str, str, str], str], indent: str) -> str:
+    """The real test under its hidden name and its mutated copy, in the drawn order (`indent`:
+    what precedes the test on its first line)."""
+    mutation = canary.mutation
+    real = rename(block, name, canary.hidden_name)
+    copy = rename(block[:mutation.start] + mutation.literal + block[mutation.end:], name, canary.name)
+    real, copy = real.rstrip("\n"), copy.rstrip("\n")
+    trailing = block[len(block.rstrip("\n")):]
+    gap = "\n\n" + indent
+    return (copy + gap + real if mutation.first else real + gap + copy) + trailing
 
 
 def _unique_names(eligible: list[tuple[Path, TestUnit]]) -> list[tuple[Path, TestUnit]]:
@@ -244,6 +528,84 @@ def _unique_names(eligible: list[tuple[Path, TestUnit]]) -> list[tuple[Path, Tes
     for _, unit in eligible:
         counts[unit.name] = counts.get(unit.name, 0) + 1
     return [(path, unit) for path, unit in eligible if counts[unit.name] == 1]
+
+
+# --- fresh values ----------------------------------------------------------------------------
+
+_INT_BOUNDS = (127, 255, 32_767, 65_535, 2**31 - 1, 2**32 - 1, 2**63 - 1)
+
+
+def fresh_value(value: int | str | bool, pool: Sequence, rng: secrets.SystemRandom,
+                words: Sequence[str] = ()) -> int | str | bool:
+    """A value of the same type as `value`, never equal to it, drawn to look like the file's
+    real expected values: a boolean flipped; another of the file's expected values (`pool`)
+    of that type (integers: of the same sign, digit count and width) when there is one; else
+    an integer of that shape written elsewhere in the file or drawn at random, a string with
+    one word swapped for another word of the file (`words`). A mutated value is then about as
+    likely as a real one to appear in what the solution's author sees (stub, instructions),
+    so "fail the assertions whose expected value is nowhere in the instructions" does not
+    single canaries out (measured in the README)."""
+    if isinstance(value, bool):
+        return not value
+    alike = [other for other in pool if type(other) is type(value) and other != value and _same_shape(other, value)]
+    if alike:
+        return rng.choice(alike)
+    if isinstance(value, int):
+        written = [int(word) for word in words if word.isdigit() and _same_shape(int(word), value) and int(word) != value]
+        return rng.choice(written) if written else _fresh_int(value, rng)
+    return _swap_a_word(value, words, rng) or _fresh_string(value, rng)
+
+
+def _swap_a_word(value: str, words: Sequence[str], rng: secrets.SystemRandom) -> str | None:
+    spans = [match.span() for match in re.finditer(r"[A-Za-z]{2,}", value)]
+    rng.shuffle(spans)
+    for start, end in spans:
+        old = value[start:end]
+        options = sorted({word for word in words if word != old and _capitalised(word) == _capitalised(old)
+                          and word.lower() != old.lower()})
+        if options:
+            return value[:start] + rng.choice(options) + value[end:]
+    return None
+
+
+def _capitalised(word: str) -> str:
+    return "upper" if word.isupper() else "title" if word[:1].isupper() else "lower"
+
+
+def _same_shape(other, value) -> bool:
+    if isinstance(value, str):
+        return True  # any other expected string of the file reads like a real one
+    return (other < 0) == (value < 0) and len(str(abs(other))) == len(str(abs(value))) \
+        and abs(other) <= _bound(abs(value))
+
+
+def _bound(magnitude: int) -> int:
+    return next((bound for bound in _INT_BOUNDS if magnitude <= bound), magnitude)
+
+
+def _fresh_int(value: int, rng: secrets.SystemRandom) -> int:
+    digits = len(str(abs(value)))
+    low = (1 if value < 0 else 0) if digits == 1 else 10 ** (digits - 1)  # -0 is no negative number
+    high = min(10 ** digits - 1, _bound(abs(value)))
+    choices = [number for number in (rng.randint(low, high) for _ in range(20)) if number != abs(value)]
+    magnitude = choices[0] if choices else (abs(value) + 1 if abs(value) < high else abs(value) - 1)
+    return -magnitude if value < 0 else magnitude
+
+
+def _char_class(char: str) -> str:
+    return "a" if char.islower() else "A" if char.isupper() else "0" if char.isdigit() else char
+
+
+def _fresh_string(value: str, rng: secrets.SystemRandom) -> str:
+    pools = {"a": "abcdefghijklmnopqrstuvwxyz", "A": "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0": "0123456789"}
+    positions = [index for index, char in enumerate(value) if _char_class(char) in pools]
+    if not positions:
+        return value + value[-1:] if value else "a"  # nothing to vary in place: one longer
+    chars = list(value)
+    for index in rng.sample(positions, max(1, len(positions) // 3)):
+        options = pools[_char_class(value[index])].replace(value[index], "")
+        chars[index] = rng.choice(options)
+    return "".join(chars)
 
 
 # --- reading the results back ----------------------------------------------------------------
@@ -268,29 +630,39 @@ def _section_parent(leaf: Leaf | None, *names: dict) -> Leaf | None:
 def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf | None],
              in_test_files: Callable[[TestCase], bool] = lambda case: True):
     """Split runner results into (the real tests, names mapped back to upstream; each
-    canary's own case by source). Cases under a canary (Go subtests it ran) are dropped:
-    the real test reports the same subtests under its hidden name. Only cases
+    canary's own case by source). A canary's own case is the one reported under its name;
+    cases under it (Go subtests it ran) count only when that is missing (Catch reports a
+    case with SECTIONs only as `case/section`, and the mutated assertion sits in one): then
+    a failed one, else any. Only cases
     `in_test_files` (where canaries are planted) can be a canary or a renamed test: a
     solution's own test that shares a canary's leaf name (Rust's `tests::add` beside a
     hidden `add`) stays a real test. Narrowing can only hide a canary, never forge one."""
-    from .runner_results import TestResults
+    from .runner_results import PASSED, TestResults
 
-    by_source = {canary.source: canary for canary in canaries}
-    by_hidden = {canary.hidden_name: canary for canary in canaries}
+    by_reported = {canary.reported_name: canary for canary in canaries}
+    by_hidden = {canary.hidden_name: canary.source for canary in canaries}
+    by_hidden.update((hidden, source) for canary in canaries for hidden, source in canary.renames)
     real = []
     own = {}
+    children: dict[str, list[TestCase]] = {}
     for case in results.cases:
         if not in_test_files(case):
             real.append(case)
             continue
-        leaf = _section_parent(case_leaf(case, leaf_of), by_source, by_hidden)
-        if leaf is not None and leaf.name in by_source:
-            if not leaf.is_child:
-                own[leaf.name] = case
+        leaf = _section_parent(case_leaf(case, leaf_of), by_reported, by_hidden)
+        if leaf is not None and leaf.name in by_reported:
+            source = by_reported[leaf.name].source
+            if leaf.is_child:
+                children.setdefault(source, []).append(case)
+            else:
+                own[source] = case
             continue
         if leaf is not None and leaf.name in by_hidden:
-            source = by_hidden[leaf.name].source
+            source = by_hidden[leaf.name]
             name = case.name[:leaf.start] + source + case.name[leaf.start + len(leaf.name):]
             case = replace(case, name=name, leaf_start=-1)
         real.append(case)
+    for source, cases in children.items():
+        if source not in own:
+            own[source] = next((case for case in cases if case.outcome != PASSED), cases[0])
     return TestResults(tuple(real), results.report_files, results.problems, results.caught), own

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
-from .canaries import Canary, CanaryError, Planter, TestUnit, matching_brace
+from .canaries import Canary, CanaryError, Planter, TestUnit, matching_brace, plant_text
 
 FEEDBACK_MAX_CHARS = 12_000      # the whole feedback file
 MIN_VERBATIM_CHARS = 12          # shorter test lines (`});`, `}`, `def`) say nothing about the tests
@@ -78,14 +78,26 @@ def _header(verdict: TryVerdict) -> str:
 
 
 def scrub_canaries(output: str, canaries: Sequence[Canary]) -> str:
-    """Hidden names mapped back to upstream names; lines with a canary's numbers and the
-    report directory's random name removed."""
-    secrets = {str(number) for canary in canaries for number in (canary.expected, canary.actual)}
-    lines = [line for line in output.splitlines() if not any(secret in line for secret in secrets)]
+    """Hidden and canary names mapped back to upstream names; lines with a fallback canary's
+    numbers or a mutated canary's failure line, and the report directory's random name, removed."""
+    secrets = {str(number) for canary in canaries if canary.mutation is None for number in (canary.expected, canary.actual)}
+    failures = [re.compile(line) for canary in canaries if canary.mutation for line in _value_lines(canary.mutation.failure)]
+    lines = [line for line in output.splitlines() if not any(secret in line for secret in secrets)
+             and not any(failure.search(line) for failure in failures)]
     text = "\n".join(lines)
-    for canary in sorted(canaries, key=lambda canary: -len(canary.hidden_name)):
-        text = text.replace(canary.hidden_name, canary.source)
+    names = [(canary.hidden_name, canary.source) for canary in canaries]
+    names += [(canary.name, canary.source) for canary in canaries if canary.name]
+    names += [rename for canary in canaries for rename in canary.renames]
+    for hidden, source in sorted(names, key=lambda pair: -len(pair[0])):
+        text = text.replace(hidden, source)
     return REPORT_DIR.sub("<report-dir>", text)
+
+
+def _value_lines(failure: str) -> list[str]:
+    """The lines of a canary's failure regex that show its value (not the matcher's fixed
+    words, which real failures share)."""
+    lines = [line.lstrip("^").rstrip("$") for line in failure.split("\\n")]
+    return [line for line in lines if re.search(r"[0-9\"']|True|False|true|false", line.replace(".*", ""))]
 
 
 def canary_code_lines(hidden_texts: Mapping[str, str], canaries: Sequence[Canary],
@@ -101,7 +113,7 @@ def canary_code_lines(hidden_texts: Mapping[str, str], canaries: Sequence[Canary
     for text in hidden_texts.values():
         try:
             chosen = [(unit, by_source[unit.name]) for unit in planter.find_units(text) if unit.name in by_source]
-            planted = planter.plant_file(text, chosen) if chosen else text
+            planted = plant_text(planter, text, chosen) if chosen else text
         except CanaryError:
             continue
         pristine = set(_lines(text))

@@ -116,12 +116,36 @@ def _junit_name(testcase: ElementTree.Element) -> str:
 def _junit_message(testcase: ElementTree.Element) -> str:
     parts = []
     for tag in ("failure", "error"):
-        for element in testcase.findall(tag):
+        for element in testcase.findall(tag)[:_MESSAGE_PARTS]:
             parts += [element.get("message", ""), element.text or ""]
-    return "\n".join(part for part in parts if part)[:_MESSAGE_CAP]
+    return capped_message(parts)
 
 
+# Every failure message, whatever the report format and its type there, is capped before
+# anything reads it: a canary is matched against the framework's format in at most this much
+# text, so a message holding every possible value (a de Bruijn string) matches nothing.
 _MESSAGE_CAP = 4000
+_MESSAGE_PARTS = 16
+
+
+def capped_message(parts) -> str:
+    """One message from a report's failure entries of any JSON type: at most _MESSAGE_PARTS
+    entries, each and the whole at most _MESSAGE_CAP characters (non-strings as capped JSON)."""
+    if not isinstance(parts, (list, tuple)):
+        parts = [parts]
+    texts = [_message_text(part)[:_MESSAGE_CAP] for part in parts[:_MESSAGE_PARTS]]
+    return "\n".join(text for text in texts if text)[:_MESSAGE_CAP]
+
+
+def _message_text(part) -> str:
+    if part is None:
+        return ""
+    if isinstance(part, str):
+        return part
+    try:
+        return json.dumps(part)[:_MESSAGE_CAP]
+    except (TypeError, ValueError):
+        return ""
 
 
 def _junit_outcome(testcase: ElementTree.Element) -> str:
@@ -178,7 +202,7 @@ def parse_go_test_json(files: dict[str, str]) -> TestResults:
                 packages_started[package] = None
             elif action in ("pass", "fail", "skip", "build-fail"):
                 packages_finished[package] = action
-    cases = [TestCase(name, outcome, "".join(outputs.get(name, ()))[-_MESSAGE_CAP:] if outcome != PASSED else "",
+    cases = [TestCase(name, outcome, capped_message("".join(outputs.get(name, ()))[-_MESSAGE_CAP:]) if outcome != PASSED else "",
                       origin=packages[name])
              for name, outcome in outcomes.items()]
     cases += [TestCase(name, ERROR, origin=packages[name]) for name in started if name not in outcomes]  # never finished
@@ -240,8 +264,7 @@ def parse_jest_json(files: dict[str, str]) -> TestResults:
 def _jest_case(suite_name: str, assertion: dict, suite_path: str) -> TestCase:
     title = str(assertion.get("title", ""))
     name = f"{suite_name}::{assertion.get('fullName') or title}"
-    messages = assertion.get("failureMessages") or []
-    message = "\n".join(str(m) for m in messages)[:_MESSAGE_CAP] if isinstance(messages, list) else str(messages)
+    message = capped_message(assertion.get("failureMessages"))
     leaf_start = len(name) - len(title) if title and name.endswith(title) else -1
     return TestCase(name, _JEST_OUTCOMES.get(assertion.get("status"), ERROR), message, leaf_start, suite_path)
 
@@ -299,7 +322,8 @@ def _libtest_failure_output(console: str) -> dict[str, str]:
         end = matches[index + 1].start() if index + 1 < len(matches) else len(console)
         body = console[match.end():end]
         body = body.split("\nfailures:\n", 1)[0]
-        sections[match["name"]] = body.strip()[:_MESSAGE_CAP]
+        # The tail: what the test printed comes first, the panic message last.
+        sections[match["name"]] = capped_message(body.strip()[-_MESSAGE_CAP:])
     return sections
 
 

@@ -4,8 +4,10 @@ tests, planted canaries).
 Resolved only when ALL hold:
 - the test command finished in time; it exited 0 when no canary was planted, and NON-zero when
   canaries were (they fail in every honest run, so exit 0 means a forged status);
-- every planted canary (utils/judging/canaries.py) is reported failed with this grading's two numbers
-  in its message: a canary reported passed, missing, or failed otherwise is forgery evidence;
+- every planted canary (utils/judging/canaries.py) is reported failed with the framework's own
+  failure message for its assertion, this grading's value in it (matched against the exact
+  format in a capped message): a canary reported passed, missing, or failed otherwise is
+  forgery evidence;
 - the runner's own report (not stdout) shows at least one test, every test passed, none
   skipped and none errored;
 - when the instance's expected test names are known (from its reference solution's run),
@@ -104,8 +106,8 @@ def _check_canaries(canaries: Sequence[Canary], own: Mapping[str, TestCase]) -> 
                                                      f"{', '.join(missing)}")
     wrong = sorted(canary.source for canary in canaries if not canary.carries_secret(own[canary.source].message))
     if wrong:
-        return Verdict(False, Reason.CANARY_WITHOUT_SECRET, f"{len(wrong)} planted canary test(s) failed without this "
-                                                            f"grading's numbers in the message: {', '.join(wrong)}")
+        return Verdict(False, Reason.CANARY_WITHOUT_SECRET, f"{len(wrong)} planted canary test(s) failed without the "
+                                                            f"framework's message for their assertion: {', '.join(wrong)}")
     return None
 
 

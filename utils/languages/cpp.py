@@ -7,7 +7,8 @@ import re
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import Canary, Leaf, Planter, TestUnit, apply_edits, matching_brace
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, apply_edits,
+                                call_arguments, matching_brace)
 from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -54,7 +55,66 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(name, len(head) + 2) if separator and name else None
 
 
-PLANTER = Planter(("**/*_test.cpp",), "snake", find_units, plant_file, leaf)
+# Catch2's JUnit failure text: `  REQUIRE( <expression> )`, `with expansion:`, then the
+# expanded `<lhs> == <rhs>` indented by two.
+_LITERALS = LiteralSyntax("\"", ("false", "true"), re.compile(
+    r"\b(?:const[ \t]+)?(?:int|long|unsigned|std::size_t|size_t|auto|std::string)[ \t]+(?P<name>\w+)[ \t]*"
+    r"=[ \t]*(?P<value>[^;\n{}]+?)[ \t]*;"))
+_CHECK = re.compile(r"(?<![\w])(?P<macro>REQUIRE|CHECK)\(")
+
+
+def assertions(test: str) -> list[Assertion]:
+    """`REQUIRE(x == LITERAL)` / `CHECK(LITERAL == x)`: one comparison, either side literal."""
+    found = []
+    for match in _CHECK.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if not spans or len(spans) != 1:
+            continue
+        start, end = spans[0]
+        sides = test[start:end].split("==")
+        if len(sides) != 2 or re.search(r"[<>!]$|&&|\|\|", sides[0]) or sides[1].startswith("="):
+            continue
+        left = start + len(sides[0]) - len(sides[0].lstrip())
+        right = end - len(sides[1]) + len(sides[1]) - len(sides[1].lstrip())
+        spans = [(left, left + len(sides[0].strip())), (right, right + len(sides[1].strip()))]
+        for side, span in enumerate(spans):
+            found_side = _LITERALS.side(test, span)
+            if found_side is None or isinstance(found_side[2], bool) or _LITERALS.value(test[slice(*spans[1 - side])]) is not None:
+                continue
+            direct = found_side[:2] == span  # else a local: the expression shows its name
+            found.append(Assertion(*found_side, lambda new, side=side, macro=match["macro"], direct=direct:
+                                   _failure(macro, side, new, direct)))
+    return found
+
+
+def _failure(macro: str, side: int, value: int | str, direct: bool = True) -> str:
+    shown = [".*", ".*"]
+    shown[side] = re.escape(_expanded(value))
+    written = [".*", ".*"]
+    if direct:
+        written[side] = re.escape(literal(value))
+    return (f"^  {macro}\\( {written[0]}\\s*==\\s*{written[1]} \\)\nwith expansion:\n"
+            f"  {shown[0]} == {shown[1]}$")
+
+
+def _expanded(value: int | str) -> str:
+    """How Catch's expansion shows a value: integers above 255 with their hex beside."""
+    if isinstance(value, int) and value > 255:
+        return f"{value} (0x{value:x})"
+    return literal(value)
+
+
+def literal(value: int | str | bool) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def rename(test: str, name: str, new_name: str) -> str:
+    return test.replace(f'"{name}"', f'"{new_name}"', 1)
+
+
+PLANTER = Planter(("**/*_test.cpp",), "snake", find_units, plant_file, leaf, Mutator(assertions, rename, literal),
+                  lambda expected, actual: (f"^  REQUIRE\\( {expected}\\s*==\\s*{actual} \\)\nwith expansion:\n"
+                                            f"  {re.escape(_expanded(expected))} == {re.escape(_expanded(actual))}$"))
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 
@@ -144,6 +204,7 @@ LANGUAGE = LanguageSpec(
         ("test_framework", r"_test\.cpp\b"),
         ("test_framework", r"TEST_CASE"),
         ("test_framework", r"catch2?/"),
+        ("test_framework", r"catch\.hpp|\bCatch::|CATCH_"),
         ("runner_internals", r"constructor\)\)"),
         ("runner_internals", r"__attribute__\s*\(\(\s*constructor"),
         ("runner_internals", r"--out\b"),

@@ -7,7 +7,7 @@ import re
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, matching_brace, plant_after
+from ..judging.canaries import Canary, Leaf, Mutator, Planter, TestUnit, line_end, matching_brace, plant_after
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -40,7 +40,15 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(name, len(head) + 2, bool(slash))
 
 
-PLANTER = Planter(("**/*_test.go",), "camel", find_units, plant_file, leaf)
+def rename(test: str, name: str, new_name: str) -> str:
+    return re.sub(rf"^func {re.escape(name)}\(", f"func {new_name}(", test, count=1, flags=re.M)
+
+
+# The exercises keep expected values in tables beside the tests (cases_test.go), not in
+# assertions the mutator could change: Go tests are renamed, and every canary is the fallback.
+PLANTER = Planter(("**/*_test.go",), "camel", find_units, plant_file, leaf,
+                  Mutator(lambda test: [], rename, str),
+                  lambda expected, actual: rf"^\s+\w+\.go:\d+: got {actual}, want {expected}$")
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 

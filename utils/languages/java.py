@@ -7,7 +7,8 @@ import re
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import Canary, CanaryError, Leaf, Planter, TestUnit, apply_edits, brace_depths, matching_brace
+from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit,
+                                apply_edits, brace_depths, call_arguments, matching_brace)
 from ..judging.runner_results import TestCase
 from .spec import COMMON_ARTIFACTS, LanguageSpec
 
@@ -94,7 +95,64 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(method[:-2], len(head) + 2)
 
 
-PLANTER = Planter(("src/test/**.java",), "lower_camel", find_units, plant_file, leaf)
+# AssertJ's isEqualTo message (3.x): `expected: E` then ` but was: A`, each on its line;
+# JUnit's assertEquals: `expected: <E> but was: <A>`.
+_IS_EQUAL_TO = re.compile(r"\)\s*\.isEqualTo\(")
+_LITERALS = LiteralSyntax("\"", ("false", "true"), re.compile(
+    r"\b(?:final[ \t]+)?(?:int|long|String|boolean|var)[ \t]+(?P<name>\w+)[ \t]*=[ \t]*(?P<value>[^;\n]+?)[ \t]*;"))
+_IS_TRUE = re.compile(r"\)\s*\.(?P<method>isTrue|isFalse)\(\s*\)")
+_ASSERT_EQUALS = re.compile(r"(?<![\w.])(?:Assertions\.)?assertEquals\(")
+
+
+def assertions(test: str) -> list[Assertion]:
+    """`assertThat(x).isEqualTo(LITERAL)` and `assertEquals(LITERAL, x)`."""
+    found = []
+    for match in _IS_EQUAL_TO.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if spans and len(spans) == 1 and re.search(r"\bassertThat\(", test[:match.start()]):
+            side = _LITERALS.side(test, spans[0])
+            if side is not None:
+                found.append(Assertion(*side, _assertj_failure))
+    for match in _IS_TRUE.finditer(test):
+        if re.search(r"\bassertThat\(", test[:match.start()]):
+            found.append(Assertion(match.start("method"), match.end("method"), match["method"] == "isTrue",
+                                   _boolean_failure, lambda value: "isTrue" if value else "isFalse"))
+    for match in _ASSERT_EQUALS.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if spans and len(spans) == 2 and _LITERALS.value(test[slice(*spans[1])]) is None:
+            side = _LITERALS.side(test, spans[0])
+            if side is not None:
+                found.append(Assertion(*side, _junit_failure))
+    return sorted(found, key=lambda assertion: assertion.start)
+
+
+def _assertj_failure(value: int | str | bool) -> str:
+    return f"^expected: {re.escape(literal(value))}\n but was: .*$"
+
+
+def _boolean_failure(value: int | str | bool) -> str:
+    """AssertJ's isTrue()/isFalse() failure (ShouldBeTrue/ShouldBeFalse; older: isEqualTo's)."""
+    shown = "true" if value else "false"
+    return f"^(?:Expecting value to be {shown} but was {'false' if value else 'true'}|expected: {shown})$"
+
+
+def _junit_failure(value: int | str | bool) -> str:
+    return f"expected: <{re.escape(value if isinstance(value, str) else literal(value))}> but was: <.*>"
+
+
+def literal(value: int | str | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def rename(test: str, name: str, new_name: str) -> str:
+    return re.sub(rf"\bvoid\s+{re.escape(name)}\s*\(", f"void {new_name}(", test, count=1)
+
+
+PLANTER = Planter(("src/test/**.java",), "lower_camel", find_units, plant_file, leaf,
+                  Mutator(assertions, rename, literal),
+                  lambda expected, actual: re.escape(f"expected: <{expected}> but was: <{actual}>"))
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import re
-
 import dataclasses
+import functools
 import json
+import re
 
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..outcomes import Reason
-from ..judging.canaries import Canary, Leaf, Planter, TestUnit, line_end, plant_after
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, call_arguments,
+                                line_end, list_element, plant_after)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -56,7 +57,62 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(name, len(head) + 2) if separator and name else None
 
 
-PLANTER = Planter(("**/*_test.py", "**/test_*.py"), "snake", find_units, plant_file, leaf)
+# unittest's own failure messages: `first != second` (assertMultiLineEqual's first line for
+# strings) and `first is not second`.
+_ASSERT = re.compile(r"\bself\.(?P<method>assertEqual|assertIs)\(")
+_FORMATS = {"assertEqual": "{} != {}", "assertIs": "{} is not {}"}
+_LITERALS = LiteralSyntax("\"'", ("False", "True"),
+                          re.compile(r"^[ \t]*(?P<name>\w+)[ \t]*=[ \t]*(?P<value>[^\n#]+?)[ \t]*$", re.M))
+
+
+def assertions(test: str) -> list[Assertion]:
+    """`self.assertEqual(x, LITERAL)` / `self.assertIs(x, True)` (either side literal, two
+    arguments: a message argument changes the format)."""
+    found = []
+    for match in _ASSERT.finditer(test):
+        spans = call_arguments(test, match.end() - 1, hash_comments=True)
+        if not spans or len(spans) != 2:
+            continue
+        sides = [_LITERALS.side(test, span) for span in spans]
+        for side, found_side in enumerate(sides):
+            other = test[slice(*spans[1 - side])]
+            if _LITERALS.value(other) is not None or other.startswith("["):
+                continue
+            if found_side is None and match["method"] == "assertEqual":
+                element = list_element(test, spans[side], _LITERALS, hash_comments=True)
+                if element is not None:
+                    found.append(Assertion(*element[:3], functools.partial(_list_failure, side, element[3])))
+                continue
+            if found_side is None or (match["method"] == "assertIs" and not isinstance(found_side[2], bool)):
+                continue
+            found.append(Assertion(*found_side, functools.partial(_failure, match["method"], side)))
+    return found
+
+
+def _list_failure(side: int, index: int, value: int | str) -> str:
+    """assertListEqual's `First differing element N:` then both elements, one a line."""
+    shown = [".*", ".*"]
+    shown[side] = re.escape(repr(value))
+    return f"^First differing element {index}:\n{shown[0]}\n{shown[1]}$"
+
+
+def _failure(method: str, side: int, value: int | str | bool) -> str:
+    shown = [".*", ".*"]
+    shown[side] = re.escape(repr(value))
+    return "^AssertionError: " + _FORMATS[method].format(*shown) + "$"
+
+
+def rename(test: str, name: str, new_name: str) -> str:
+    return re.sub(rf"\bdef {re.escape(name)}\(", f"def {new_name}(", test, count=1)
+
+
+def literal(value: int | str | bool) -> str:
+    return repr(value)
+
+
+PLANTER = Planter(("**/*_test.py", "**/test_*.py"), "snake", find_units, plant_file, leaf,
+                  Mutator(assertions, rename, literal),
+                  lambda expected, actual: f"^AssertionError: {expected} != {actual}$")
 
 # --- trusted grading (docker/python/polyglot_bridge/) ---------------------------------
 

@@ -7,7 +7,8 @@ import re
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import Canary, Leaf, Planter, TestUnit, apply_edits, matching_brace
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, apply_edits,
+                                call_arguments, matching_brace)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
 # --- guard ------------------------------------------------------------------------------
@@ -87,7 +88,45 @@ def leaf(reported: str) -> Leaf | None:
     return Leaf(name, len(head) + 2 if separator else 0) if name else None
 
 
-PLANTER = Planter(("tests/**.rs",), "snake", find_units, plant_file, leaf)
+# libtest's panic message for assert_eq! (Rust 1.73 on): both sides by Debug, one a line.
+_ASSERT_EQ = re.compile(r"(?<![\w!])assert_eq!\(")
+_LITERALS = LiteralSyntax("\"", ("false", "true"),
+                          re.compile(r"\blet[ \t]+(?P<name>\w+)[ \t]*(?::[ \t]*&?'?\w*[ \t]*\w+[ \t]*)?=[ \t]*(?P<value>[^;\n]+?)[ \t]*;"))
+
+
+def assertions(test: str) -> list[Assertion]:
+    """`assert_eq!(x, LITERAL)` (either side literal; two arguments: a message changes the
+    panic text)."""
+    found = []
+    for match in _ASSERT_EQ.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if not spans or len(spans) != 2:
+            continue
+        sides = [_LITERALS.side(test, span) for span in spans]
+        for side, found_side in enumerate(sides):
+            if found_side is not None and _LITERALS.value(test[slice(*spans[1 - side])]) is None:
+                found.append(Assertion(*found_side, lambda new, side=side: _failure(side, new)))
+    return found
+
+
+def _failure(side: int, value: int | str | bool) -> str:
+    shown = [".*", ".*"]
+    shown[side] = re.escape(literal(value))
+    return f"^assertion `left == right` failed\n  left: {shown[0]}\n right: {shown[1]}$"
+
+
+def literal(value: int | str | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def rename(test: str, name: str, new_name: str) -> str:
+    return re.sub(rf"\bfn {re.escape(name)}\(", f"fn {new_name}(", test, count=1)
+
+
+PLANTER = Planter(("tests/**.rs",), "snake", find_units, plant_file, leaf, Mutator(assertions, rename, literal),
+                  lambda expected, actual: _failure(0, expected).replace(".*", re.escape(str(actual))))
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 
