@@ -12,10 +12,16 @@ project's own pipeline each must end unresolved with the reason its forger.json 
 (`tests_failed`: the tests ran for real and nothing forged reached the report; a forgery that
 reached it would meet the canaries instead) and, where the runner shows the test process's
 console, with the attacker's own line saying what stopped it.
+
+In python and javascript the hidden tests never reach solution code (the trusted process of
+issue 24); the solution process runs under the same launcher, and so does pytest for a python
+exercise graded in process: `<language>/starts_program` computes correct answers in a program it
+starts, and resolves only where the launcher is left out (the control below).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -23,12 +29,13 @@ from pathlib import Path
 import pytest
 
 from .fixtures.forgers.check import grade_forger
+from polyglot_harness.utils.languages import LANGUAGES
 
 pytestmark = pytest.mark.docker
 
 ATTACKERS_DIR = Path(__file__).resolve().parent / "fixtures" / "hidden_gone"
 ATTACKERS = sorted(path.parent for path in ATTACKERS_DIR.glob("*/*/forger.json"))
-LAUNCHER_LANGUAGES = ("go", "rust", "java", "cpp")
+LAUNCHER_LANGUAGES = ("go", "rust", "java", "cpp", "python", "javascript")
 
 
 @pytest.mark.parametrize("attacker", ATTACKERS, ids=[f"{p.parent.name}/{p.name}" for p in ATTACKERS])
@@ -70,3 +77,39 @@ def test_test_binary_cannot_exec_signal_its_parent_or_outlive_itself(language: s
     assert re.search(r"^allowed exec=0$", output, re.M), output
     assert re.search(r"^signal parent=1$", output, re.M), output
     assert "looping child" in output and "child gone" in output, output
+
+
+# The same solution processes started without the launcher: what the starts_program attackers
+# would get without it.
+WITHOUT_LAUNCHER = {
+    "python": "python3 -I -m polyglot_bridge.solver {socket}",
+    "javascript": "NODE_PATH=/opt/polyglot-js/node_modules node /opt/polyglot-js/polyglot-bridge/solver.js {socket}",
+}
+
+
+@pytest.mark.parametrize("language", sorted(WITHOUT_LAUNCHER))
+def test_a_solution_that_starts_programs_resolves_only_without_the_launcher(language: str, provider, real_dataset,
+                                                                            monkeypatch):
+    """The control of `<language>/starts_program`: its answers are right, so it is the launcher
+    (and nothing else) that makes it lose."""
+    spec = LANGUAGES[language]
+    monkeypatch.setitem(LANGUAGES, language, dataclasses.replace(
+        spec, trusted=dataclasses.replace(spec.trusted, solver_command=WITHOUT_LAUNCHER[language])))
+    outcome = grade_forger(provider, real_dataset, ATTACKERS_DIR / language / "starts_program")
+    assert outcome.isolation == "trusted_process" and outcome.verdict.resolved, outcome.verdict
+
+
+def test_python_in_process_runs_pytest_under_the_launcher(provider, real_dataset, monkeypatch):
+    """An exercise kept in process (python__paasio) or grading with the trusted process off: the
+    solution shares pytest's process, which the launcher starts; with plain pytest it resolves."""
+    attacker = ATTACKERS_DIR / "python" / "starts_program"
+    spec = LANGUAGES["python"]
+    monkeypatch.setitem(LANGUAGES, "python", dataclasses.replace(spec, trusted=None))
+    outcome = grade_forger(provider, real_dataset, attacker)
+    assert outcome.isolation == "in_process" and not outcome.verdict.resolved, outcome.verdict
+    assert "Operation not permitted" in outcome.exec_result.output, outcome.exec_result.output[-2000:]
+    plain = spec.test_command.replace("polyglot-python-test ", "python3 -m pytest ", 1)
+    assert plain != spec.test_command
+    monkeypatch.setitem(LANGUAGES, "python", dataclasses.replace(spec, trusted=None, test_command=plain))
+    outcome = grade_forger(provider, real_dataset, attacker)
+    assert outcome.isolation == "in_process" and outcome.verdict.resolved, outcome.verdict

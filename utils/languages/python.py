@@ -125,7 +125,7 @@ TRUSTED = TrustedProcess(
     # Every file the agent could see or write (data files a solution opens beside itself
     # included); grading never copies a hidden one.
     solution_globs=("**",),
-    solver_command="python3 -I -m polyglot_bridge.solver {socket}",
+    solver_command="polyglot-noexec python3 -I -m polyglot_bridge.solver {socket}",
     test_command=(
         "POLYGLOT_SOCKET={socket} POLYGLOT_EVENTS={report_dir}/bridge.json "
         "python3 -I -m pytest -p polyglot_bridge.plugin " + _PYTEST_ARGUMENTS
@@ -222,7 +222,7 @@ LANGUAGE = LanguageSpec(
     artifact_globs=COMMON_ARTIFACTS + ("**/__pycache__/**", "**/*.pyc", "**/.pytest_cache/**"),
     unskip_globs=(),
     unskip=no_unskip,
-    test_command="python3 -m pytest " + _PYTEST_ARGUMENTS,
+    test_command="polyglot-python-test " + _PYTEST_ARGUMENTS,
     trusted=TRUSTED,
     parse_results=parse_report,
     # pytest collects only test_*.py / *_test.py, hidden files a patch cannot add: a test
