@@ -8,6 +8,7 @@ list left among the classes; a compiled class shadowing a test library's.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,19 @@ JAVA = LANGUAGES["java"]
 ADDER = "public class Adder {\n    public int add(int a, int b) { return a + b; }\n}\n"
 
 
-def exercise(root: Path, main: str = ADDER, expected: int = 5, extra_main: dict[str, str] | None = None) -> Path:
+# What the code under test sees while it runs: the classes directory (the compiled classes, no
+# sources list) and the working tree (no src/test: the hidden sources are gone).
+SEEN = ('    @Test\n    public void seen() throws Exception {\n'
+        '        java.io.File classes = new java.io.File(Adder.class.getProtectionDomain().getCodeSource()'
+        '.getLocation().toURI());\n'
+        '        System.out.println("classes: " + String.join(",", new java.util.TreeSet<>(java.util.Arrays.asList('
+        'classes.list()))));\n'
+        '        System.out.println("src/test exists: " + new java.io.File("src/test").exists());\n'
+        '    }\n')
+
+
+def exercise(root: Path, main: str = ADDER, expected: int = 5, extra_main: dict[str, str] | None = None,
+             extra_test: str = "") -> Path:
     (root / "src" / "main" / "java").mkdir(parents=True)
     (root / "src" / "test" / "java").mkdir(parents=True)
     (root / "src" / "main" / "java" / "Adder.java").write_text(main)
@@ -32,7 +45,7 @@ def exercise(root: Path, main: str = ADDER, expected: int = 5, extra_main: dict[
         "import org.junit.jupiter.api.Test;\nimport static org.assertj.core.api.Assertions.assertThat;\n\n"
         "public class AdderTest {\n"
         f"    @Test\n    public void adds() {{ assertThat(new Adder().add(2, 3)).isEqualTo({expected}); }}\n"
-        "}\n")
+        + extra_test + "}\n")
     return root
 
 
@@ -43,8 +56,8 @@ def run(provider, image: str, tree: Path, cds: bool = True):
         command = f"unset POLYGLOT_JAVA_CDS; {command}"
     with Sandboxes(provider, "java-runner").start(spec, "java-runner") as box:
         box.put_directory(tree, TESTBED)
-        result = box.exec(f"mkdir -p /tmp/report && {command}; code=$?; ls /tmp/tmp.*/ 2>/dev/null; exit $code",
-                          120, workdir=TESTBED)
+        result = box.exec(f"mkdir -p /tmp/report && {command}; code=$?; "
+                          "ls -d /tmp/tmp.* 2>/dev/null | sed 's/^/left: /'; exit $code", 120, workdir=TESTBED)
         reports = box.get_files("/tmp/report")
     return result, reports
 
@@ -52,10 +65,13 @@ def run(provider, image: str, tree: Path, cds: bool = True):
 @pytest.mark.parametrize("cds", [True, False], ids=["cds", "no-cds"])
 def test_passing_tests_pass_with_reports_and_no_sources_list_left(cds, provider, language_images, tmp_path,
                                                                   no_leftover_containers):
-    result, reports = run(provider, language_images["java"], exercise(tmp_path / "ex"), cds)
+    result, reports = run(provider, language_images["java"], exercise(tmp_path / "ex", extra_test=SEEN), cds)
     assert result.exit_code == 0, result.output
-    assert any('tests="1"' in content.decode() for content in reports.values()), reports.keys()
-    assert "Adder.class" in result.output and "sources.txt" not in result.output
+    assert any('tests="2"' in content.decode() for content in reports.values()), reports.keys()
+    seen = re.search(r"^classes: (.*)$", result.output, re.M)
+    assert seen and "Adder.class" in seen[1].split(",") and "sources.txt" not in seen[1], result.output
+    assert re.search(r"^src/test exists: false$", result.output, re.M), result.output
+    assert "left: " not in result.output, result.output  # the runner's private directories are gone
 
 
 def test_a_failing_test_fails(provider, language_images, tmp_path, no_leftover_containers):
