@@ -5,7 +5,8 @@ The test process (jest, the hidden spec, the report) never loads solution code: 
 module the spec imports is a proxy onto the solution process (docker/javascript/polyglot-bridge).
 Each attacker under tests/fixtures/trusted_attackers/javascript/<name>/ is a solution that does
 not solve its exercise plus code that, in process, makes the tests pass anyway (those marked
-`resolves_in_process` are graded in process too, and must resolve there: the attack is real);
+`resolves_in_process` are graded in process too, without canaries, and must resolve there: the
+attack is real);
 graded in the trusted process every one must end unresolved.
 """
 
@@ -43,10 +44,11 @@ def test_attacker_is_unresolved_in_the_trusted_process(attacker: Path, provider,
 @pytest.mark.parametrize("attacker", [a for a in ATTACKERS if meta(a)["resolves_in_process"]],
                          ids=[a.name for a in ATTACKERS if meta(a)["resolves_in_process"]])
 def test_attacker_resolves_when_graded_in_process(attacker: Path, provider, real_dataset, monkeypatch):
-    """The negative control: the same files beat in-process grading, so the trusted process is
-    what stops them."""
+    """The negative control: the same files beat in-process grading when no canary is planted, so
+    the trusted process is what stops them (with canaries, the mutated copies of real tests catch
+    some of them in process too: a separate layer, tested in tests/test_forgery.py)."""
     monkeypatch.setitem(LANGUAGES, "javascript", dataclasses.replace(LANGUAGES["javascript"], trusted=None))
-    outcome = grade_forger(provider, real_dataset, attacker)
+    outcome = grade_forger(provider, real_dataset, attacker, canaries=False)
     assert outcome.isolation == "in_process"
     assert outcome.verdict.resolved, (attacker.name, outcome.verdict)
 
