@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from polyglot_harness.utils.judging import runner_results
-from polyglot_harness.utils.languages import python
+from polyglot_harness.utils.languages import javascript, python
 from polyglot_harness.utils.languages import (
     LANGUAGES,
     ExerciseNameError,
@@ -127,7 +127,7 @@ def test_test_command_writes_its_report_into_the_report_dir(language: str):
     assert "{report_dir}" in lang_spec.test_command
     assert lang_spec.parse_results in (runner_results.parse_junit_reports, runner_results.parse_go_test_json,
                                   runner_results.parse_jest_json, runner_results.parse_libtest_logfiles,
-                                  python.parse_report)
+                                  python.parse_report, javascript.parse_report)
     assert (PROJECT_ROOT / "docker" / lang_spec.image_recipe / "Dockerfile").is_file()
 
 

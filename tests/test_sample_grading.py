@@ -96,5 +96,8 @@ def test_early_exit_with_fake_success_output_does_not_resolve(instance_id, sandb
         return
     assert outcome.exec_result.exit_code == 0, "the fixture must forge the exit code to be a meaningful cheat"
     assert not outcome.verdict.resolved
-    assert outcome.verdict.reason in ("no_test_results", "tests_failed", "expected_tests_missing")
+    # unreadable_test_results: C++'s runner hands Catch an unlinked report file, which a binary
+    # that exits before main() leaves empty.
+    assert outcome.verdict.reason in ("no_test_results", "tests_failed", "expected_tests_missing",
+                                      "unreadable_test_results")
     assert not any(case.outcome == PASSED for case in outcome.results.cases) or outcome.results.total == 0

@@ -9,6 +9,7 @@ second try) and java (nothing written, twice: empty_patch is retried like any fa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -57,9 +58,7 @@ def first_over(numbers, threshold):
     for path in glob.glob("/testbed/*_test.py"):
         text = open(path).read()
         print(text)
-        for expected, actual in re.findall(r"assertEqual\\((\\d{5}), (\\d{5})\\)", text):
-            print("LEAK-CANARY", expected, actual)
-        for hidden in re.findall(r"self\\.(\\w+)\\(\\)", text):
+        for hidden in re.findall(r"def (test_\\w+)\\(", text):
             print("LEAK-HIDDEN", hidden)
     print("LEAK-ARGV", " ".join(sys.argv))
     return -1
@@ -241,9 +240,12 @@ def test_second_try_starts_from_the_first_tree_reads_the_feedback_and_resolves(
             JAVA: {}}
     monkeypatch.setenv("TEST_AGENT_PLAN", json.dumps(plan))
     # The feedback on its own: the source policy refuses the leaking try before it runs
-    # (tests/test_source_policy.py), so it is switched off here to let the leak reach the output.
+    # (tests/test_source_policy.py), and in the trusted process (issue 24) the solution cannot
+    # read the hidden tests at all; both are switched off here to let the leak reach the output.
     from polyglot_harness.utils.pipeline import grading
+    from polyglot_harness.utils.languages import LANGUAGES
     monkeypatch.setattr(grading, "source_policy_refusals", lambda *args: ())
+    monkeypatch.setitem(LANGUAGES, "python", dataclasses.replace(LANGUAGES["python"], trusted=None))
 
     outcome = harness(dataset=sample_dataset, output_dir=tmp_path, progress=False, model_name_or_path="two",
                       agent=str(TWO_TRIES), instance_ids=[PYTHON, GO, JAVA], pass_env=["TEST_AGENT_PLAN"],
@@ -277,15 +279,12 @@ def test_second_try_starts_from_the_first_tree_reads_the_feedback_and_resolves(
     assert "self.assertEqual(first_over([3, 1, 4, 1], 7), 2)" in feedback  # the failing test's own line
     assert PASSING_LINE not in feedback and "class RunningTotalTest" not in feedback
     raw = (run_dir / f"{PYTHON}.try1_eval.md").read_text()
-    leaked_numbers = re.findall(r"LEAK-CANARY (\d+) (\d+)", raw)
+    # Every test of a file holding a canary runs under a drawn name: the leak printed them all.
     leaked_names = set(re.findall(r"LEAK-HIDDEN (\w+)", raw))
-    assert leaked_numbers and leaked_names, "the first try did print the canaries"
-    assert not any(number in feedback for pair in leaked_numbers for number in pair)
     real_names = set(re.findall(r"def (test_\w+)", PYTHON_TESTS))
+    assert leaked_names - real_names, "the first try did print the hidden names"
     assert not any(re.search(rf"\b{name}\b", feedback) for name in leaked_names - real_names)
     assert re.search(r"/tmp/report-[0-9a-f]+", raw) and "/tmp/report-" not in feedback
-    # Try 2 was graded with fresh canaries: none of try 1's numbers in its own test run.
-    assert not any(number in (run_dir / f"{PYTHON}_eval.md").read_text() for pair in leaked_numbers for number in pair)
 
     go = json.loads((run_dir / f"{GO}.json").read_text())
     assert (go["eval_result"], go["resolved_at_try"], len(go["tries"])) == ("resolved", 1, 1)

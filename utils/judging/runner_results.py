@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 PASSED = "passed"
 FAILED = "failed"
@@ -329,3 +329,19 @@ def _libtest_failure_output(console: str) -> dict[str, str]:
 
 def _listed_tests(listing: str) -> list[str]:
     return [line[: -len(": test")] for line in listing.splitlines() if line.endswith(": test")]
+
+
+BRIDGE_EVENTS = "bridge.json"
+
+
+def with_caught(results: TestResults, files: dict[str, str], order: tuple[str, ...]) -> TestResults:
+    """`results` plus what a trusted test process caught: BRIDGE_EVENTS in the report directory
+    ({name: count}, written only by that process: the directory is 0700 to it), the names of
+    `order` that it counts, in that order (most telling first)."""
+    try:
+        counts = json.loads(files.get(BRIDGE_EVENTS, "{}"))
+    except ValueError:
+        counts = {}
+    if not isinstance(counts, dict):
+        return results
+    return replace(results, caught=tuple(name for name in order if counts.get(name)))

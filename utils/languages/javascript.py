@@ -10,6 +10,7 @@ from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTRO
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit,
                                 call_arguments, list_element, matching_brace)
+from ..outcomes import Reason
 from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, origin_is_file
 
 # --- un-skip ----------------------------------------------------------------------------
@@ -191,6 +192,12 @@ TRUSTED = TrustedProcess(
     ),
 )
 
+def parse_report(files: dict[str, str]) -> runner_results.TestResults:
+    """jest's JSON report, plus what the trusted test process caught (bridge.json: the channel
+    to the solution process broke, docker/javascript/polyglot-bridge/trusted.js)."""
+    return runner_results.with_caught(runner_results.parse_jest_json(files), files, (str(Reason.BRIDGE_BROKEN),))
+
+
 # --- the language -----------------------------------------------------------------------
 
 LANGUAGE = LanguageSpec(
@@ -213,7 +220,7 @@ LANGUAGE = LanguageSpec(
     unskip=unskip_javascript,
     test_command="polyglot-js-test {report_dir}",
     trusted=TRUSTED,
-    parse_results=runner_results.parse_jest_json,
+    parse_results=parse_report,
     test_file=origin_is_file,  # jest reports each test's file
     suspicious=(
         ("early_exit", r"\bprocess\.exit\("),

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import json
 import re
 
 from ..judging import runner_results, source_facts
@@ -145,13 +143,8 @@ _CAUGHT_ORDER = (Reason.BRIDGE_BROKEN, Reason.SOLUTION_SWALLOWED_ASSERTION, Reas
 def parse_report(files: dict[str, str]) -> runner_results.TestResults:
     """pytest's JUnit XML, plus what the trusted test process caught (bridge.json, written
     only by that process: the report directory is 0700 to it)."""
-    results = runner_results.parse_junit_reports(files)
-    try:
-        counts = json.loads(files.get("bridge.json", "{}"))
-    except ValueError:
-        counts = {}
-    caught = tuple(str(reason) for reason in _CAUGHT_ORDER if isinstance(counts, dict) and counts.get(str(reason)))
-    return dataclasses.replace(results, caught=caught)
+    return runner_results.with_caught(runner_results.parse_junit_reports(files), files,
+                                      tuple(str(reason) for reason in _CAUGHT_ORDER))
 
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------

@@ -11,6 +11,7 @@
 //    solution's own equality of its own objects, never of a value the tests expect.
 // Errors the solution throws are rethrown here as errors of the builtin type, or of a local
 // stand-in class for each of the solution's own error classes.
+const fs = require('fs');
 const { Channel } = require('./channel');
 const { encoder, decoder, builtinBase, BUILTIN_ERRORS, ProtocolError } = require('./wire');
 
@@ -211,11 +212,27 @@ function bridge() {
       connectMs: 60000, // the solution process is normally connecting already
     });
     channel.onClose = (reason) => {
+      // This side never closes the channel: a close is the peer dying, a protocol violation,
+      // a flood or an unanswered call. The harness names the verdict after it.
+      noteEvent('bridge_broken');
       for (const { reject } of pending.values()) reject(new Error(`the solution process is gone (${reason})`));
       pending.clear();
     };
   }
   return channel;
+}
+
+// What the trusted side caught, as {name: count} in POLYGLOT_EVENTS (the report directory's
+// bridge.json, which only this process can write), read with the report (utils/languages/).
+function noteEvent(what) {
+  const path = process.env.POLYGLOT_EVENTS;
+  if (!path) return;
+  try {
+    let counts = {};
+    try { counts = JSON.parse(fs.readFileSync(path, 'utf8')); } catch (error) { /* the first event */ }
+    counts[what] = (counts[what] || 0) + 1;
+    fs.writeFileSync(path, JSON.stringify(counts));
+  } catch (error) { /* the report stands without it */ }
 }
 
 // The only request the solution process may make: call a function the tests passed to it.
