@@ -2,7 +2,8 @@
 
     python3 bench/trusted_fidelity_js.py --dataset DIR [--workers 2] [--slugs a,b] [--output FILE]
 
-Every javascript instance of DIR (prepared from ../shared/data/ into DIR when DIR has no
+Every javascript instance of DIR (prepared from ../shared/data/ into DIR, expected tests recorded,
+as the harness grades them, when DIR has no
 metadata yet) is graded four times through the project's own `grade` (real Docker, a canary
 planted for every eligible test, as preparation's reference runs do): its reference solution
 and its untouched stub, each in process (the language with `trusted=None`) and in the trusted
@@ -62,7 +63,7 @@ def grade_once(provider, image: str, instance: Instance, language: LanguageSpec,
         request = GradingRequest(language, instance.instance_id, tree, patch, instance.solution_paths,
                                  instance.hidden_paths, instance.expected_tests,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
-                                 plant_all_canaries=True)
+                                 plant_all_canaries=True, reference_dir=instance.reference_dir)
         sandboxes = Sandboxes(provider, "trusted-fidelity-js")
         try:
             outcome: GradingOutcome = grade(sandboxes, image, request)
@@ -130,7 +131,8 @@ def ensure_dataset(dataset: Path) -> None:
     with tempfile.TemporaryDirectory() as workdir:
         with tarfile.open(BENCHMARK) as archive:
             archive.extractall(workdir, filter="data")
-        prepare_dataset(Path(workdir) / "polyglot-benchmark", dataset, languages=["javascript"], workers=2)
+        prepare_dataset(Path(workdir) / "polyglot-benchmark", dataset, languages=["javascript"], workers=2,
+                        record_expected=True)
 
 
 def main() -> int:
