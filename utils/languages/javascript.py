@@ -185,12 +185,14 @@ SOURCE_POLICY = SourcePolicy((".js", ".mjs", ".cjs", ".jsx", ".ts"), source_fact
 TRUSTED = TrustedProcess(
     solution_globs=("**/*.js", "**/*.cjs", "**/*.mjs"),
     solver_command="polyglot-js-solver {socket}",
-    test_command="polyglot-js-trusted-test {report_dir} {socket}",
+    # What the test process caught goes beside the report (parse_report reads it).
+    test_command=f"POLYGLOT_EVENTS={{report_dir}}/{runner_results.BRIDGE_EVENTS} polyglot-js-trusted-test {{report_dir}} {{socket}}",
     in_process=(
         ("grep", "its spec runs the solution as a command-line program (child_process.spawnSync of "
                  "`node grep.js`) from the test process; a module proxy cannot stand in for a program"),
     ),
 )
+
 
 def parse_report(files: dict[str, str]) -> runner_results.TestResults:
     """jest's JSON report, plus what the trusted test process caught (bridge.json: the channel

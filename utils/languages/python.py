@@ -125,7 +125,7 @@ TRUSTED = TrustedProcess(
     solution_globs=("**",),
     solver_command="polyglot-noexec python3 -I -m polyglot_bridge.solver {socket}",
     test_command=(
-        "POLYGLOT_SOCKET={socket} POLYGLOT_EVENTS={report_dir}/bridge.json "
+        f"POLYGLOT_SOCKET={{socket}} POLYGLOT_EVENTS={{report_dir}}/{runner_results.BRIDGE_EVENTS} "
         "python3 -I -m pytest -p polyglot_bridge.plugin " + _PYTEST_ARGUMENTS
     ),
     in_process=(
