@@ -71,6 +71,12 @@ class Reason(StrEnum):
     HANDLE_COMPARED_WITH_VALUE = "handle_compared_with_value"
     # --- grading (utils/grading.py) ----------------------------------------------------------
     PATCH_APPLY_FAILED = "patch_apply_failed"
+    # The patch holds an entry that is not a regular file (a symlink, a submodule, a type or
+    # mode change to one): nothing of the patch is read, copied or run.
+    NOT_A_REGULAR_FILE = "not_a_regular_file"
+    # The solution does not build on its own, without the hidden tests, but builds with them:
+    # it reaches into the tests at build time (docker/<lang>/ runners' solo build).
+    SOLUTION_NEEDS_TESTS = "solution_needs_tests"
     DISK_LIMIT = "disk_limit"                      # the test run outgrew the disk cap
     # The source policy (utils/judging/source_policy.py) refused a kept file: nothing ran.
     FORBIDDEN_CONSTRUCT = "forbidden_construct"

@@ -345,3 +345,26 @@ def with_caught(results: TestResults, files: dict[str, str], order: tuple[str, .
     if not isinstance(counts, dict):
         return results
     return replace(results, caught=tuple(name for name in order if counts.get(name)))
+
+
+# The solo build (every compiled language's runner, docker/<lang>/polyglot-*-test): before the
+# hidden tests are added, the solution is compiled on its own. When that fails, the runner
+# writes the compiler's output to SOLO_BUILD_LOG in the report directory and runs no solution
+# code; it then tries the build WITH the tests (never running it) and, when that succeeds,
+# also writes SOLUTION_NEEDS_TESTS (empty): the solution reached into the tests at build time.
+SOLO_BUILD_LOG = "solo_build.log"
+SOLUTION_NEEDS_TESTS = "solution_needs_tests"
+
+
+@dataclass(frozen=True)
+class SoloBuildFailure:
+    needs_tests: bool  # it built with the tests, not without them
+    log_tail: str      # the end of the solo build's compiler output
+
+
+def solo_build_failure(files: dict[str, str], tail_lines: int = 12) -> SoloBuildFailure | None:
+    """What the runner's solo build said, when it failed (None: it passed or did not run)."""
+    if SOLO_BUILD_LOG not in files:
+        return None
+    tail = "\n".join(files[SOLO_BUILD_LOG].strip().splitlines()[-tail_lines:])
+    return SoloBuildFailure(SOLUTION_NEEDS_TESTS in files, tail)

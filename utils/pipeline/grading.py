@@ -32,7 +32,7 @@ from .build_cache import ensure_warm, reader_env, reader_mounts
 from ..languages import LanguageSpec, TrustedProcess, matches_any
 from ..outcomes import Reason
 from ..judging.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
-from ..judging.runner_results import TestCase, TestResults
+from ..judging.runner_results import SoloBuildFailure, TestCase, TestResults, solo_build_failure
 from ..records.dataset import slug_of
 from ..seam.protocol import SOLUTION_UID, ExecResult, Limits, SandboxSpec
 from .pools import Sandboxes
@@ -138,6 +138,12 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
             box.stop()
             report = {name: content.decode("utf-8", errors="replace")
                       for name, content in box.get_files(report_dir).items()}
+    solo = solo_build_failure(report)
+    if solo is not None:
+        verdict = solo_build_verdict(solo)
+        log(f"verdict {verdict.reason}: {verdict.detail}")
+        return GradingOutcome(verdict, filtered, apply_method, TestResults(), exec_result, eval_script.text,
+                              time.monotonic() - started, guarded, planted, isolation=eval_script.isolation)
     results = request.language.parse_results(report)
     planter = request.language.canaries
     real, own = separate(results, planted, planter.leaf if planter else lambda name: None,
@@ -150,6 +156,14 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
     return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script.text,
                           time.monotonic() - started, guarded, planted, real, own, eval_script.isolation)
+
+
+def solo_build_verdict(solo: SoloBuildFailure) -> Verdict:
+    """The verdict when the solution did not build on its own (nothing of it ran)."""
+    if solo.needs_tests:
+        return Verdict(False, Reason.SOLUTION_NEEDS_TESTS,
+                       "the solution builds only with the hidden tests present, not on its own:\n" + solo.log_tail)
+    return Verdict(False, Reason.BUILD_OR_RUN_FAILED, "the solution does not build:\n" + solo.log_tail)
 
 
 @dataclass(frozen=True)
