@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from .regular_files import read_regular, regular_files
 from .runner_results import capped_message
 
 if TYPE_CHECKING:
@@ -372,8 +373,7 @@ def brace_depths(text: str) -> Callable[[int], int]:
 # --- planting into a tree --------------------------------------------------------------------
 
 def test_files(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]], bool]) -> list[Path]:
-    return sorted(path for path in tree.rglob("*")
-                  if path.is_file() and matches(path.relative_to(tree).as_posix(), planter.file_globs))
+    return [tree / relative for relative in regular_files(tree) if matches(relative, planter.file_globs)]
 
 
 def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]], bool],
@@ -385,7 +385,7 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     many to plant (None: all of them; else tests whose assertion can be mutated first).
     Every test of a file that holds a canary is renamed. Returns the planted canaries."""
     rng = rng or secrets.SystemRandom()
-    files = {path: path.read_text(encoding="utf-8", errors="surrogateescape")
+    files = {path: read_regular(tree, path.relative_to(tree).as_posix()).decode("utf-8", errors="surrogateescape")
              for path in test_files(tree, planter, matches)}
     units = {path: planter.find_units(text) for path, text in files.items()}
     all_names = {unit.name for file_units in units.values() for unit in file_units}

@@ -28,6 +28,8 @@ from typing import Callable, Iterable, Protocol
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from .regular_files import irregular_patch_entries, is_regular, read_regular
+
 
 class PatchRules(Protocol):
     """What filtering and guarding need to know of the instance's language."""
@@ -54,6 +56,9 @@ class FilteredPatch:
     kept_paths: tuple[str, ...]
     tamper: tuple[TamperRecord, ...]
     artifact_paths: tuple[str, ...]
+    # Entries that would make anything but a regular file (regular_files.irregular_patch_entries):
+    # any one makes the instance not_a_regular_file, whatever else the patch holds.
+    not_regular: tuple[str, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -73,6 +78,7 @@ def filter_patch(
 ) -> FilteredPatch:
     if not patch_text.strip():
         return FilteredPatch("", (), (), ())
+    not_regular = irregular_patch_entries(patch_text)
     try:
         patch = PatchSet(patch_text)
     except UnidiffParseError as error:
@@ -96,7 +102,7 @@ def filter_patch(
             kept.append(path)
             kept_text.append(str(patched_file))
     text = "".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in kept_text)
-    return FilteredPatch(text, tuple(kept), tuple(tamper), tuple(artifacts))
+    return FilteredPatch(text, tuple(kept), tuple(tamper), tuple(artifacts), not_regular)
 
 
 def _why_dropped(patched_file, path: str, source: str, rules: PatchRules,
@@ -231,14 +237,14 @@ def guard_applied_files(tree: Path, pristine: Path, rules: PatchRules,
     records = []
     for path in kept_paths:
         target = tree / path
-        if not target.is_file():
+        if not is_regular(tree, path):
             continue
-        why = rules.guard(path, target.read_bytes())
+        why = rules.guard(path, read_regular(tree, path))
         if why is None:
             continue
         original = pristine / path
-        if original.is_file():
-            target.write_bytes(original.read_bytes())
+        if is_regular(pristine, path):
+            target.write_bytes(read_regular(pristine, path))
         else:
             target.unlink()
         records.append(TamperRecord(path, why))

@@ -32,6 +32,7 @@ from .build_cache import ensure_warm, reader_env, reader_mounts
 from ..languages import LanguageSpec, TrustedProcess, matches_any
 from ..outcomes import Reason
 from ..judging.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
+from ..judging.regular_files import irregular_entries, read_regular, regular_files
 from ..judging.runner_results import SoloBuildFailure, TestCase, TestResults, solo_build_failure
 from ..records.dataset import slug_of
 from ..seam.protocol import SOLUTION_UID, ExecResult, Limits, SandboxSpec
@@ -107,11 +108,16 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         try:
             filtered = request.filtered or filter_patch(request.patch_text, request.language, request.solution_paths,
                                                         request.hidden_paths)
+            if filtered.not_regular:
+                return _not_regular(filtered, None, filtered.not_regular, started, log)
             apply_method = apply_patch(tree, filtered.text)
         except PatchError as error:
             log(f"patch did not apply: {error}")
             return GradingOutcome(Verdict(False, Reason.PATCH_APPLY_FAILED, str(error)), filtered, None,
                                   TestResults(), None, "", time.monotonic() - started)
+        irregular = irregular_entries(tree)
+        if irregular:
+            return _not_regular(filtered, apply_method, irregular, started, log)
         guarded = guard_applied_files(tree, request.test_tree, request.language, filtered.kept_paths)
         for record in guarded:
             log(f"guard: {record.path} restored ({record.why})")
@@ -132,7 +138,12 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         with sandboxes.start(grading_sandbox_spec(image, limits, request.language), request.instance_id) as box:
             box.put_directory(tree, TESTBED)
             if trusted is not None:
-                start_solution_process(box, tree, trusted, request.language, eval_script.socket, log)
+                put_solution_files(box, tree, trusted, request.language)
+            irregular = irregular_in_sandbox(box)
+            if irregular:
+                return _not_regular(filtered, apply_method, irregular, started, log)
+            if trusted is not None:
+                start_solution_process(box, trusted, eval_script.socket, log)
             exec_result = box.exec(eval_script.text, request.test_timeout, workdir=TESTBED, guard_disk=True)
             # Nothing the code under test started may touch the report after the run.
             box.stop()
@@ -197,16 +208,40 @@ def evaluation_script(language: LanguageSpec, trusted: TrustedProcess | None, re
     return EvaluationScript(f"{prologue} && cd {TESTBED} && {script}", report_dir, TRUSTED_PROCESS, socket)
 
 
-def start_solution_process(box, tree: Path, trusted: TrustedProcess, language: LanguageSpec, socket: str,
-                           log) -> None:
-    """Copy the solution files to SOLUTION_DIR and start the solution process in the
-    background as SOLUTION_UID (it waits for the test process's socket)."""
-    paths = [path.relative_to(tree).as_posix() for path in sorted(tree.rglob("*")) if path.is_file()]
+def _not_regular(filtered: FilteredPatch | None, apply_method: str | None, entries: tuple[str, ...], started: float,
+                 log) -> GradingOutcome:
+    """The verdict when the patch or the tree holds anything but regular files (nothing of it
+    is read, copied or run)."""
+    detail = (f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} not a regular file: "
+              + ", ".join(entries[:10]))
+    log(f"verdict {Reason.NOT_A_REGULAR_FILE}: {detail}")
+    return GradingOutcome(Verdict(False, Reason.NOT_A_REGULAR_FILE, detail), filtered, apply_method, TestResults(),
+                          None, "", time.monotonic() - started)
+
+
+# Run before any process of the grading starts: everything the sandbox holds where grading
+# put files is a regular file or a directory (the host checked its own tree; this checks what
+# the sandbox got, whatever the transfer did).
+_IRREGULAR_PROBE = f"find {TESTBED} {SOLUTION_DIR} -xdev ! -type f ! -type d -print 2>/dev/null | head -n 10"
+
+
+def irregular_in_sandbox(box) -> tuple[str, ...]:
+    result = box.exec(_IRREGULAR_PROBE, 30)
+    return tuple(f"{line} (in the sandbox)" for line in result.output.splitlines() if line.strip())
+
+
+def put_solution_files(box, tree: Path, trusted: TrustedProcess, language: LanguageSpec) -> None:
+    """Copy the solution files (regular files only, read through no link) to SOLUTION_DIR."""
     with tempfile.TemporaryDirectory(prefix="polyglot-solution-") as copy:
-        for relative in trusted.solution_files(paths, language.is_hidden):
+        for relative in trusted.solution_files(regular_files(tree), language.is_hidden):
             (Path(copy) / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(tree / relative, Path(copy) / relative)
+            (Path(copy) / relative).write_bytes(read_regular(tree, relative))
         box.put_directory(Path(copy), SOLUTION_DIR)
+
+
+def start_solution_process(box, trusted: TrustedProcess, socket: str, log) -> None:
+    """Start the solution process in the background as SOLUTION_UID (it waits for the test
+    process's socket), over the files put_solution_files copied."""
     command = trusted.solver_command.format(socket=socket)
     log(f"solution process (uid {SOLUTION_UID}, {SOLUTION_DIR}): {command}")
     box.exec(f"nohup setsid sh -c {shlex.quote(command)} </dev/null >/dev/null 2>&1 &", 30,
@@ -238,11 +273,11 @@ def unskip_tree(tree: Path, language: LanguageSpec) -> list[str]:
     changed = []
     if not language.unskip_globs:
         return changed
-    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
-        relative = path.relative_to(tree).as_posix()
+    for relative in regular_files(tree):
         if not matches_any(relative, language.unskip_globs):
             continue
-        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        path = tree / relative
+        text = read_regular(tree, relative).decode("utf-8", errors="surrogateescape")
         new_text = language.unskip_text(relative, text)
         if new_text != text:
             path.write_text(new_text, encoding="utf-8", errors="surrogateescape")

@@ -218,6 +218,14 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
     result.kept_paths = list(filtered.kept_paths)
     result.suspicious = list(audit_patch(filtered.text, suspicious_patterns()))
     result.tamper = list(filtered.tamper)
+    if filtered.not_regular:
+        # Before anything reads the tree: a link or a submodule is a channel to the host.
+        result.eval_result, result.reason = Bucket.UNRESOLVED, Reason.NOT_A_REGULAR_FILE
+        result.detail = (f"the patch holds {len(filtered.not_regular)} entr"
+                         f"{'y' if len(filtered.not_regular) == 1 else 'ies'} that "
+                         f"{'is' if len(filtered.not_regular) == 1 else 'are'} not a regular file: "
+                         + ", ".join(filtered.not_regular[:10]))
+        return None
     if filtered.is_empty:
         result.eval_result, result.reason = Bucket.EMPTY_PATCH, Reason.EMPTY_PATCH
         result.detail = "nothing left to grade after filtering" + (

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ..judging.regular_files import is_regular, read_regular, regular_files
 from ..judging.source_policy import ExerciseSources, Violation, refusals
 from ..languages import LanguageSpec
 
@@ -27,11 +28,12 @@ def refused_constructs(language: LanguageSpec, tree: Path, test_tree: Path, refe
     if not kept:
         return ()
     reference = {} if reference_dir is None or not reference_dir.is_dir() else _texts(
-        reference_dir, (p.relative_to(reference_dir).as_posix() for p in sorted(reference_dir.rglob("*")) if p.is_file()))
+        reference_dir, regular_files(reference_dir))
     sources = ExerciseSources(_texts(test_tree, solution_paths), _texts(test_tree, hidden_paths), reference)
     return refusals(policy, kept, sources)
 
 
 def _texts(root: Path, paths: Iterable[str]) -> dict[str, str]:
-    return {path: (root / path).read_text(encoding="utf-8", errors="replace")
-            for path in paths if (root / path).is_file()}
+    """The regular files among `paths` under `root`, read through no link."""
+    return {path: read_regular(root, path).decode("utf-8", errors="replace")
+            for path in paths if is_regular(root, path)}

@@ -26,6 +26,7 @@ from typing import Callable
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from ..judging.regular_files import irregular_entries, irregular_patch_entries
 from .agent_layouts import AgentLayout
 from .tree_hash import tree_hash
 
@@ -75,12 +76,12 @@ def prepare_agent(agent: str, patch_paths: list[Path], workdir: Path) -> Prepare
     if not (source / "run_task_agent.py").is_file():
         raise AgentPatchError(f"agent directory {source} has no run_task_agent.py")
     tree = workdir / "agent"
-    shutil.copytree(source, tree, ignore=_IGNORED)
+    warnings = _links_left_out(_copy_item(source, tree))
     if not (tree / "requirements.txt").exists():
         (tree / "requirements.txt").write_text("")
-    warnings: list[str] = []
     for patch_path in patch_paths:
         warnings += _apply_lineage_patch(tree, patch_path)
+    _check_regular(tree)
     return PreparedAgent(str(source), tree, tree_hash(tree)[:16], tuple(warnings))
 
 
@@ -93,33 +94,81 @@ def prepare_layout_agent(layout: AgentLayout, root: Path, patch_paths: list[Path
                               f"{layout.name}, root_dir {root})")
     tree = workdir / "agent"
     tree.mkdir(parents=True)
+    left_out: list[str] = []
     for source, inside in layout.files:
-        _copy_item(root / source, tree / inside)
+        left_out += _copy_item(root / source, tree / inside)
     if not (tree / "requirements.txt").exists():
         (tree / "requirements.txt").write_text("")
-    warnings: list[str] = []
+    warnings = _links_left_out(left_out)
     for patch_path in patch_paths:
         warnings += _apply_layout_patch(tree, patch_path, layout)
+    _check_regular(tree)
     return PreparedAgent(f"{layout.name}:{root}", tree, tree_hash(tree)[:16], tuple(warnings), layout.entry_point,
                          layout.passes_model, layout.environment)
 
 
-def _copy_item(source: Path, destination: Path) -> None:
+def _copy_item(source: Path, destination: Path) -> list[str]:
+    """Copy `source` (a file or a directory) to `destination`, regular files and directories
+    only: a link is left out (returned), never followed."""
+    if source.is_symlink():
+        return [source.as_posix()]
     if source.is_dir():
-        shutil.copytree(source, destination, ignore=_IGNORED)
-    elif source.is_file():
+        left_out: list[str] = []
+        shutil.copytree(source, destination, ignore=_ignoring_links(left_out))
+        return left_out
+    if source.is_file():
         shutil.copy2(source, destination)
+    return []
+
+
+def _ignoring_links(left_out: list[str]):
+    """copytree's `ignore`: _IGNORED, plus every link and special file (recorded in `left_out`)."""
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        ignored = set(_IGNORED(directory, names))
+        for name in names:
+            entry = Path(directory) / name
+            if name not in ignored and (entry.is_symlink() or not (entry.is_file() or entry.is_dir())):
+                ignored.add(name)
+                left_out.append(entry.as_posix())
+        return ignored
+    return ignore
+
+
+def _links_left_out(left_out: list[str]) -> list[str]:
+    return [f"left out {path}: not a regular file (an agent's tree holds regular files and directories only)"
+            for path in left_out]
+
+
+def _check_regular(tree: Path) -> None:
+    irregular = irregular_entries(tree)
+    if irregular:
+        raise AgentPatchError(f"the prepared agent holds entries that are not regular files: {', '.join(irregular[:5])}")
 
 
 def _apply_layout_patch(tree: Path, patch_path: Path, layout: AgentLayout) -> list[str]:
     patch = _read_patch(patch_path)
-    kept = [patched for patched in patch if layout.holds(patched.path) and _is_plain(patched.path)]
-    left_out = sorted({patched.path for patched in patch} - {patched.path for patched in kept})
+    warnings = _not_regular_warnings(patch_path, patch)
+    kept = [patched for patched in patch
+            if layout.holds(patched.path) and _is_plain(patched.path) and _is_regular_entry(patched)]
+    left_out = sorted({patched.path for patched in patch if _is_regular_entry(patched)}
+                      - {patched.path for patched in kept})
     if kept:
         _git_apply(tree, patch_path, kept, "-p1")
-    if not left_out:
-        return []
-    return [f"{patch_path}: left out the hunks for {', '.join(left_out)} (outside the {layout.name} agent's files)"]
+    if left_out:
+        warnings.append(f"{patch_path}: left out the hunks for {', '.join(left_out)} (outside the {layout.name} "
+                        f"agent's files)")
+    return warnings
+
+
+def _is_regular_entry(patched_file) -> bool:
+    return not irregular_patch_entries(str(patched_file))
+
+
+def _not_regular_warnings(patch_path: Path, patch: PatchSet) -> list[str]:
+    """One warning per entry that is not a regular file (a symlink would put whatever host file
+    it names into the agent's image): such entries are left out."""
+    return [f"{patch_path}: left out {entry}: an agent's tree holds regular files only"
+            for patched_file in patch for entry in irregular_patch_entries(str(patched_file))]
 
 
 def _is_plain(path: str) -> bool:
@@ -145,8 +194,11 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
     # A diff taken at this project's root names agent files as agent/...; then every other
     # file is outside the agent tree. A diff taken inside the agent directory names them bare.
     rooted = any(patched_file.path.startswith("agent/") for patched_file in patch)
+    warnings += _not_regular_warnings(patch_path, patch)
     for patched_file in patch:
         path = patched_file.path
+        if not _is_regular_entry(patched_file):
+            continue
         if path.startswith("/") or ".." in Path(path).parts or (rooted and not path.startswith("agent/")):
             warnings.append(f"{patch_path}: dropped hunks for {path} (outside the agent tree)")
             continue

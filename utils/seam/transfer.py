@@ -7,6 +7,7 @@ import tarfile
 import time
 from pathlib import Path
 
+from ..judging.regular_files import NotARegularFile
 from .protocol import OUTPUT_CAP
 from .errors import SandboxError
 
@@ -85,8 +86,12 @@ def tar_directory(source: Path, prefix: str = "", owner: int | None = None) -> b
             if info.isreg():
                 with path.open("rb") as content:
                     tar.addfile(_owned(info, owner), content)
-            else:
+            elif info.isdir():
                 tar.addfile(_owned(info, owner))
+            else:
+                # Only regular files and directories ever enter a sandbox (a link would point
+                # at whatever the sandbox holds under that name).
+                raise NotARegularFile(f"{path.relative_to(source).as_posix()} is not a regular file or a directory")
     return buffer.getvalue()
 
 
