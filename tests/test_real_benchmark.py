@@ -1,14 +1,19 @@
 """The real-benchmark gate: the Aider polyglot benchmark (225 exercises) end to end, on every landing.
 
 The benchmark comes from ../shared/data/ (see its README); CI fails, never skips, without it.
-One preparation with recorded expected tests (every reference solution and every untouched
-stub graded for real), then four harness runs over all 225 instances:
+One preparation with recorded expected tests grades every reference solution (with every
+eligible canary planted) and every untouched stub for real, through the same grading as a run:
+those 450 verdicts are the gate's verdicts on all 225 (the tests on `instances` below). Then
+harness runs exercise the rest of the path (agent containers, the oracle's patch, drawn
+canaries, resume, the report) on a SAMPLE chosen to cover every language and every special case,
+instead of grading all 225 references a second time right after preparation graded them:
 
-- oracle  -> 225/225 resolved (every reference solution passes through the whole pipeline);
+- oracle  -> the sample resolved (every language; build-only, deliberate skips, stub passes,
+             in-process graded, exec kept, a reference with tests of its own);
 - resume  -> the same run again re-runs nothing;
-- null    -> 225 empty_patch;
+- null    -> 225 empty_patch (no grading: the whole benchmark through the scheduler);
 - comment -> an agent that only appends a comment to every solution file resolves exactly the
-             instances whose stub already passes (refactoring and build-only exercises) and no
+             sampled instances whose stub already passes (every one of them is sampled) and no
              other.
 """
 
@@ -45,15 +50,32 @@ STUB_PASSES = BUILD_ONLY | {
 }
 
 
+# The harness runs' sample: every special case of the benchmark, and at least three ordinary
+# instances per language (a few with several solution files or slow builds).
+ORACLE_SAMPLE = sorted(DELIBERATE_SKIPS | STUB_PASSES | {
+    "cpp__all-your-base", "cpp__perfect-numbers", "cpp__clock",
+    "go__wordy", "go__book-store", "go__crypto-square",
+    "java__food-chain", "java__pig-latin", "java__bank-account",
+    "javascript__grep", "javascript__bowling", "javascript__rational-numbers",
+    "python__paasio", "python__bowling", "python__list-ops",
+    "rust__macros", "rust__fizzy", "rust__decimal", "rust__wordy",
+})
+# Stubs that fail, one per language, beside every stub that passes.
+COMMENT_SAMPLE = sorted(STUB_PASSES | {"cpp__clock", "go__wordy", "java__pig-latin", "javascript__bowling",
+                                       "python__bowling", "rust__wordy"})
+
+
 @pytest.fixture(scope="module")
 def instances(real_dataset):
     return {instance.instance_id: instance for instance in load_dataset(real_dataset)}
 
 
-def gate_run(dataset: Path, output_dir: Path, name: str, agent: str) -> tuple[RunOutcome, float]:
+def gate_run(dataset: Path, output_dir: Path, name: str, agent: str,
+             instance_ids: list[str] | None = None) -> tuple[RunOutcome, float]:
     started = time.monotonic()
-    outcome = harness(dataset=dataset, output_dir=output_dir, subset="full", agent=agent, model_name_or_path=name,
-                      max_workers=WORKERS, progress=False)
+    selection = {"instance_ids": instance_ids} if instance_ids else {"subset": "full"}
+    outcome = harness(dataset=dataset, output_dir=output_dir, agent=agent, model_name_or_path=name,
+                      max_workers=WORKERS, progress=False, **selection)
     seconds = time.monotonic() - started
     print(f"gate: {name} run over {len(outcome.results)} instances in {seconds:.0f}s")
     return outcome, seconds
@@ -74,7 +96,7 @@ def not_resolved(outcome: RunOutcome) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def oracle_run(real_dataset, tmp_path_factory):
     output_dir = tmp_path_factory.mktemp("gate-runs")
-    return gate_run(real_dataset, output_dir, "oracle", "oracle")[0], output_dir
+    return gate_run(real_dataset, output_dir, "oracle", "oracle", ORACLE_SAMPLE)[0], output_dir
 
 
 # --- preparation ---------------------------------------------------------------------------
@@ -142,16 +164,24 @@ def test_stub_grading_marks_exactly_the_refactoring_exercises(instances):
 # --- harness runs --------------------------------------------------------------------------
 
 
-def test_oracle_resolves_all_225(oracle_run):
+def test_the_sample_covers_every_language_and_special_case(instances):
+    assert set(ORACLE_SAMPLE) <= set(instances) and set(COMMENT_SAMPLE) <= set(instances)
+    per_language = Counter(instances[i].language for i in ORACLE_SAMPLE)
+    assert set(per_language) == set(COUNTS) and min(per_language.values()) >= 3, per_language
+    assert {i for i in instances if instances[i].stub_passes} <= set(COMMENT_SAMPLE)
+
+
+def test_oracle_resolves_the_sample(oracle_run, instances):
     outcome, output_dir = oracle_run
-    assert len(outcome.results) == 225
+    assert sorted(outcome.results) == ORACLE_SAMPLE
     assert not_resolved(outcome) == {}
-    data = report(output_dir, expected_num_tasks=225)
+    data = report(output_dir, expected_num_tasks=len(ORACLE_SAMPLE))
     assert data["accuracy_score"] == 1.0
-    assert data["graded_by"] == {"tests": 224, "build_only": 1, "build_only_ids": sorted(BUILD_ONLY)}
+    assert data["graded_by"] == {"tests": len(ORACLE_SAMPLE) - 1, "build_only": 1, "build_only_ids": sorted(BUILD_ONLY)}
     assert set(data["stub_passes_ids"]) == STUB_PASSES
     assert data["resolved_stub_passes"] == len(STUB_PASSES)
-    assert {language: row["resolved"] for language, row in data["per_language"].items()} == COUNTS
+    assert {language: row["resolved"] for language, row in data["per_language"].items()} == dict(
+        Counter(instances[i].language for i in ORACLE_SAMPLE))
     skipped_but_resolved = {i for i, r in outcome.results.items() if r.tests.get("skipped")}
     assert skipped_but_resolved == DELIBERATE_SKIPS
     with_canaries = {i for i, r in outcome.results.items() if r.canaries}
@@ -163,7 +193,7 @@ def test_resume_after_the_oracle_run_reruns_nothing(oracle_run, real_dataset, do
     result_files = sorted(outcome.run_dir.glob("*"))
     before = {path.name: path.stat().st_mtime_ns for path in result_files}
     containers_before = {container.id for container in list_run_containers(docker_client)}
-    again, seconds = gate_run(real_dataset, output_dir, "oracle", "oracle")
+    again, seconds = gate_run(real_dataset, output_dir, "oracle", "oracle", ORACLE_SAMPLE)
     assert {i: r.eval_result for i, r in again.results.items()} == {i: r.eval_result for i, r in outcome.results.items()}
     changed = sorted(path.name for path in outcome.run_dir.glob("*")
                      if path.name != "run_settings.json" and before.get(path.name) != path.stat().st_mtime_ns)
@@ -178,8 +208,8 @@ def test_null_agent_leaves_all_225_empty(real_dataset, tmp_path):
 
 
 def test_comment_only_agent_resolves_exactly_the_stub_passes(real_dataset, tmp_path):
-    outcome, _ = gate_run(real_dataset, tmp_path, "comment", str(COMMENT_AGENT))
-    assert len(outcome.results) == 225
+    outcome, _ = gate_run(real_dataset, tmp_path, "comment", str(COMMENT_AGENT), COMMENT_SAMPLE)
+    assert sorted(outcome.results) == COMMENT_SAMPLE
     found = buckets(outcome)
     assert found.get("resolved", set()) == STUB_PASSES, not_resolved(outcome)
     assert found.get("unresolved", set()) == set(outcome.results) - STUB_PASSES
