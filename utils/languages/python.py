@@ -118,7 +118,9 @@ _PYTEST_ARGUMENTS = "-p no:cacheprovider -q -o addopts= -o junit_family=xunit2 -
 
 # The test process runs pytest isolated (-I: neither /testbed nor PYTHON* variables on the
 # path) with the bridge's plugin, which serves every non-test module under /testbed from the
-# solution process; bridge.json beside the report says what the trusted side caught.
+# solution process; bridge.json beside the report says what the trusted side caught. Both
+# commands (docker/python/polyglot-python-test) name the hidden test files to pytest, load no
+# plugin they do not name, no conftest.py from outside /testbed, and write no bytecode.
 TRUSTED = TrustedProcess(
     # Every file the agent could see or write (data files a solution opens beside itself
     # included); grading never copies a hidden one.
@@ -126,7 +128,7 @@ TRUSTED = TrustedProcess(
     solver_command="polyglot-noexec python3 -I -m polyglot_bridge.solver {socket}",
     test_command=(
         f"POLYGLOT_SOCKET={{socket}} POLYGLOT_EVENTS={{report_dir}}/{runner_results.BRIDGE_EVENTS} "
-        "python3 -I -m pytest -p polyglot_bridge.plugin " + _PYTEST_ARGUMENTS
+        "polyglot-python-test --trusted -p polyglot_bridge.plugin " + _PYTEST_ARGUMENTS
     ),
     in_process=(
         ("paasio", "its tests patch the module's `super` with a mock (SuperMock) that walks the caller's "

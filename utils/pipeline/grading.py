@@ -43,6 +43,10 @@ from ..judging.verdict import GRADING_TESTS, Verdict, decide_separated
 
 TESTBED = "/testbed"
 SOLUTION_DIR = "/solution"
+# The solution process's HOME and TMPDIR: made by the language image, SOLUTION_UID's own, 0700
+# (docker/python/Dockerfile). The image's other writable directories are the runner group's
+# alone, so the two processes share nothing writable (README "Nothing writable shared").
+SOLUTION_HOME = "/home/solution"
 # GradingOutcome.isolation: how the solution ran beside the tests (result key grading_isolation).
 TRUSTED_PROCESS = "trusted_process"
 IN_PROCESS = "in_process"
@@ -195,8 +199,9 @@ def trusted_process(request: GradingRequest) -> TrustedProcess | None:
 
 def evaluation_script(language: LanguageSpec, trusted: TrustedProcess | None, report_dir: str) -> EvaluationScript:
     """The grading command: the report directory 0700 (nothing else may write it); with a
-    trusted process, /testbed 0700 too, a private TMPDIR (the solution process shares /tmp),
-    and the socket's directory 0711 (the solution process may connect, not list or add)."""
+    trusted process, /testbed 0700 too, a private TMPDIR (jest's cache, pytest's and node's
+    temporary files: nothing the test process reads is in a directory another uid could ever
+    write), and the socket's directory 0711 (the solution process may connect, not list or add)."""
     if trusted is None:
         script = language.test_command.format(report_dir=report_dir)
         return EvaluationScript(f"mkdir -m 700 -p {report_dir} && cd {TESTBED} && {script}", report_dir, IN_PROCESS)
@@ -245,7 +250,13 @@ def start_solution_process(box, trusted: TrustedProcess, socket: str, log) -> No
     command = trusted.solver_command.format(socket=socket)
     log(f"solution process (uid {SOLUTION_UID}, {SOLUTION_DIR}): {command}")
     box.exec(f"nohup setsid sh -c {shlex.quote(command)} </dev/null >/dev/null 2>&1 &", 30,
-             workdir=SOLUTION_DIR, uid=SOLUTION_UID)
+             workdir=SOLUTION_DIR, uid=SOLUTION_UID, environment=solution_environment())
+
+
+def solution_environment() -> dict[str, str]:
+    """The solution process writes only where the test process never looks: its own 0700
+    home (it has no passwd entry, so HOME would otherwise be unset or /)."""
+    return {"HOME": SOLUTION_HOME, "TMPDIR": SOLUTION_HOME}
 
 
 def source_policy_refusals(tree: Path, request: GradingRequest, filtered: FilteredPatch):
