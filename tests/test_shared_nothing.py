@@ -35,9 +35,10 @@ from polyglot_harness.utils.seam.protocol import SOLUTION_UID, Limits
 pytestmark = pytest.mark.docker
 
 LANGUAGE_NAMES = ("python", "javascript")
-# Mounted by the engine at start (1777 tmpfs / mqueue), not part of the image: the solution
-# process can write them, nothing of the test process reads them (README).
-ENGINE_MOUNTS = {"/dev/shm", "/dev/mqueue"}
+# Mounted by the kernel at start (mqueue, 1777, no mode option), not part of the image: the
+# solution process can write it, nothing of the test process opens a queue (README). /dev/shm
+# is the provider's private tmpfs (1770, the runner's group): not writable by 10002.
+ENGINE_MOUNTS = {"/dev/mqueue"}
 # Every directory the solution uid may write, pruned at what it cannot enter.
 _WRITABLE_DIRECTORIES = ("find / \\( -path /proc -o -path /sys \\) -prune -o -type d -writable -print 2>/dev/null; "
                          "true")
@@ -211,7 +212,7 @@ def test_planting_everywhere_the_solution_can_write_does_not_reach_the_test_proc
     # What caught it: every directory the test process uses is refused to the solution uid;
     # what it could write (its home, the engine's mounts) nothing of the test process reads.
     assert planted <= ENGINE_MOUNTS | {SOLUTION_HOME}, planted
-    assert {"/tmp", "/var/tmp", "/run/lock", "/testbed", "/home/runner"} <= refused, refused
+    assert {"/tmp", "/var/tmp", "/run/lock", "/dev/shm", "/testbed", "/home/runner"} <= refused, refused
     control = grade_files(sandboxes, images[language], instance,
                           {SOLUTION_FILE[language]: (CONTROL_PRELUDE[language] + STUB[language]).encode()})
     assert (control.verdict.resolved, control.verdict.reason) == (False, Reason.TESTS_FAILED), control.verdict

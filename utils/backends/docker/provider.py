@@ -30,7 +30,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from ...seam.protocol import KILL_GRACE_S, SHARED_CACHE_PREFIX, ExecResult, ImageSet, Log, SandboxSpec
+from ...seam.protocol import KILL_GRACE_S, RUNNER_UID, SHARED_CACHE_PREFIX, ExecResult, ImageSet, Log, SandboxSpec
 from ...seam.agent import agent_images
 from ...seam.errors import CommandNotStarted, SandboxError
 from ...seam.transfer import CappedOutput, files_from_tar, sandbox_name, strip_end_marker, tar_directory
@@ -100,6 +100,10 @@ class DockerSandbox:
                 # No toolchain needs a capability: root in the container owns what it writes.
                 cap_drop=["ALL"], security_opt=["no-new-privileges"],
                 volumes={name: {"bind": path, "mode": mode} for name, path, mode in spec.volumes},
+                # The engine's /dev/shm is world-writable (1777): a directory the solution
+                # process (SOLUTION_UID) and the test process would share. No shared IPC
+                # namespace; /dev/shm a private tmpfs only the runner's group may write.
+                ipc_mode="none", tmpfs={"/dev/shm": f"rw,nosuid,nodev,noexec,size=64m,mode=1770,gid={RUNNER_UID}"},
             )
         self.container = container  # removed by close() even when it never starts
         container.start()
