@@ -263,7 +263,7 @@ def test_hidden_paths_from_the_metadata_are_test_files_even_without_a_matching_g
 
 @pytest.mark.parametrize("change, why", [
     ("delete", "deleted_file"),
-    ("rename", "renamed_file"),
+    ("rename", "copied_or_renamed_file"),  # git writes a rename header
     ("binary", "binary_file"),
 ])
 def test_deleting_renaming_or_binary_editing_the_solution_is_tamper(change: str, why: str, tmp_path: Path):

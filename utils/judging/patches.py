@@ -14,6 +14,14 @@ Filtering (pure, unidiff-based), by the rules of the instance's language (`Patch
 Application never touches the caller's files: it works on a directory grading owns and
 tries `git apply`, then `git apply --recount --ignore-whitespace`, then `patch --fuzz=3`,
 reporting which one applied.
+
+Nothing but content ever reaches an applier (`plain_diff`): every patch applied on the host
+(grading, a later try's starting tree, lineage patches) is first re-rendered as traditional
+unified diffs, each file's own `---`/`+++` lines and hunks, so git's extended headers (`copy
+from`/`rename from` naming any host file, modes, `index`, binary patches) are never obeyed, and
+an entry whose two names differ, or whose name is not a plain relative path, is left out. The
+filter also names such entries (`copied_or_renamed_file`) from the raw text, where an entry
+with no hunk hides its headers from the parser.
 """
 
 from __future__ import annotations
@@ -47,7 +55,9 @@ class PatchError(ValueError):
 @dataclass(frozen=True)
 class TamperRecord:
     path: str
-    why: str  # "test_file" | "build_or_config_file" | "new_file" | "deleted_file" | "binary_file"
+    # "test_file" | "build_or_config_file" | "new_file" | "deleted_file" | "binary_file" | "renamed_file"
+    # | "copied_or_renamed_file" (a git copy/rename header) | "no_hunks" | "unsafe_path"
+    why: str
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,7 @@ def filter_patch(
     if not patch_text.strip():
         return FilteredPatch("", (), (), ())
     not_regular = irregular_patch_entries(patch_text)
+    copied = copied_or_renamed_entries(patch_text)
     try:
         patch = PatchSet(patch_text)
     except UnidiffParseError as error:
@@ -90,19 +101,21 @@ def filter_patch(
     kept: list[str] = []
     tamper: list[TamperRecord] = []
     artifacts: list[str] = []
+    tamper += [TamperRecord(path, "copied_or_renamed_file") for path in copied]
     for patched_file in patch:
         path = _clean_path(patched_file.target_file if not patched_file.is_removed_file else patched_file.source_file)
         source = _clean_path(patched_file.source_file)
-        why = _why_dropped(patched_file, path, source, rules, solution_paths, hidden_paths)
+        why = "copied_or_renamed_file" if path in copied else _why_dropped(
+            patched_file, path, source, rules, solution_paths, hidden_paths)
         if why == "artifact":
             artifacts.append(path)
         elif why:
-            tamper.append(TamperRecord(path, why))
+            if TamperRecord(path, why) not in tamper:
+                tamper.append(TamperRecord(path, why))
         else:
             kept.append(path)
-            kept_text.append(str(patched_file))
-    text = "".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in kept_text)
-    return FilteredPatch(text, tuple(kept), tuple(tamper), tuple(artifacts), not_regular)
+            kept_text.append(patched_file)
+    return FilteredPatch(plain_diff(kept_text), tuple(kept), tuple(tamper), tuple(artifacts), not_regular)
 
 
 def _why_dropped(patched_file, path: str, source: str, rules: PatchRules,
@@ -117,6 +130,8 @@ def _why_dropped(patched_file, path: str, source: str, rules: PatchRules,
         return "renamed_file"
     if patched_file.is_removed_file:
         return "deleted_file"
+    if not renders(patched_file):
+        return "unsafe_path" if len(patched_file) else "no_hunks"
     if path in solution_paths:
         return None
     if patched_file.is_added_file:
@@ -124,6 +139,69 @@ def _why_dropped(patched_file, path: str, source: str, rules: PatchRules,
             return None
         return "new_file"
     return "build_or_config_file"
+
+
+# git's extended headers that make a file from ANOTHER path (any path git can read: git does not
+# check a copy's source), in every spelling git accepts; a tab may separate the words.
+_COPY_OR_RENAME = re.compile(r"^(copy|rename)[ \t]+(from|to|old|new)[ \t]")
+_DIFF_GIT_ENTRY = re.compile(r"^diff --git (?:a/)?(\S+)")
+
+
+def copied_or_renamed_entries(patch_text: str) -> tuple[str, ...]:
+    """The entries (their `diff --git` path) that carry a copy or rename header."""
+    found: list[str] = []
+    current = "?"
+    for line in patch_text.splitlines():
+        entry = _DIFF_GIT_ENTRY.match(line)
+        if entry:
+            current = entry.group(1)
+        elif _COPY_OR_RENAME.match(line) and current not in found:
+            found.append(current)
+    return tuple(found)
+
+
+_UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f\"\\]")
+
+
+def _is_plain_name(path: str) -> bool:
+    return (bool(path) and not path.startswith("/") and ".." not in path.split("/")
+            and not _UNSAFE_NAME.search(path))
+
+
+def renders(patched_file) -> bool:
+    """A file diff that plain_diff can render: text hunks, one plain relative name (a new or
+    removed file has /dev/null on the other side)."""
+    if patched_file.is_binary_file or not len(patched_file):
+        return False
+    source, target = _clean_path(patched_file.source_file), _clean_path(patched_file.target_file)
+    if patched_file.is_added_file:
+        return _is_plain_name(target)
+    if patched_file.is_removed_file:
+        return _is_plain_name(source)
+    return source == target and _is_plain_name(target)
+
+
+def plain_diff(patched_files: Iterable) -> str:
+    """`patched_files` as traditional unified diffs: `--- a/P`, `+++ b/P` (/dev/null for a new or
+    removed file) and the hunks, nothing else; entries plain_diff cannot render are left out."""
+    chunks: list[str] = []
+    for patched_file in patched_files:
+        if not renders(patched_file):
+            continue
+        source, target = _clean_path(patched_file.source_file), _clean_path(patched_file.target_file)
+        old = "/dev/null" if patched_file.is_added_file else f"a/{source}"
+        new = "/dev/null" if patched_file.is_removed_file else f"b/{target}"
+        body = "".join(str(hunk) for hunk in patched_file)
+        chunks.append(f"--- {old}\n+++ {new}\n{body if body.endswith(chr(10)) else body + chr(10)}")
+    return "".join(chunks)
+
+
+def sanitized(patch_text: str) -> str:
+    """Any patch as plain_diff renders it (PatchError when it is not a diff at all)."""
+    try:
+        return plain_diff(PatchSet(patch_text))
+    except UnidiffParseError as error:
+        raise PatchError(f"the patch is not a unified diff: {error}") from error
 
 
 # Code in a kept file that could forge a verdict from inside the test process: ending it
@@ -202,8 +280,12 @@ def audit_patch(kept_text: str, patterns: SuspiciousPatterns, limit: int = 20) -
 
 
 def apply_patch(tree: Path, patch_text: str) -> str:
-    """Apply `patch_text` inside directory `tree`; return the method that worked."""
+    """Apply `patch_text` inside directory `tree`, as plain_diff renders it (content only:
+    no header of it is obeyed); return the method that worked."""
     if not patch_text.strip():
+        return "empty"
+    patch_text = sanitized(patch_text)
+    if not patch_text:
         return "empty"
     with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as handle:
         handle.write(patch_text)

@@ -28,8 +28,8 @@ from typing import Iterator
 # git's modes of a regular file (644 and 755 as git writes them, and the short forms old
 # patches and `patch` accept).
 REGULAR_MODES = frozenset({"100644", "100755", "100664", "644", "755", "664"})
-_MODE_LINE = re.compile(r"^(new file mode|deleted file mode|old mode|new mode|index [0-9a-fA-F]+\.\.[0-9a-fA-F]+)"
-                        r" +([0-7]+)\s*$")
+_MODE_LINE = re.compile(r"^(new[ \t]+file[ \t]+mode|deleted[ \t]+file[ \t]+mode|old[ \t]+mode|new[ \t]+mode"
+                        r"|index[ \t]+[0-9a-fA-F]+\.\.[0-9a-fA-F]+)[ \t]+([0-7]+)\s*$")
 _DIFF_GIT = re.compile(r"^diff --git (?:a/)?(\S+)")
 _KINDS = {"120000": "symlink", "160000": "submodule", "040000": "directory", "40000": "directory"}
 

@@ -26,6 +26,7 @@ from typing import Callable
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from ..judging.patches import copied_or_renamed_entries, plain_diff, renders
 from ..judging.regular_files import irregular_entries, irregular_patch_entries
 from .agent_layouts import AgentLayout
 from .tree_hash import tree_hash
@@ -146,14 +147,14 @@ def _check_regular(tree: Path) -> None:
 
 
 def _apply_layout_patch(tree: Path, patch_path: Path, layout: AgentLayout) -> list[str]:
-    patch = _read_patch(patch_path)
-    warnings = _not_regular_warnings(patch_path, patch)
+    text, patch = _read_patch(patch_path)
+    warnings = _unsafe_entry_warnings(patch_path, text)
     kept = [patched for patched in patch
             if layout.holds(patched.path) and _is_plain(patched.path) and _is_regular_entry(patched)]
     left_out = sorted({patched.path for patched in patch if _is_regular_entry(patched)}
                       - {patched.path for patched in kept})
     if kept:
-        _git_apply(tree, patch_path, kept, "-p1")
+        warnings += _git_apply(tree, patch_path, kept, "-p1")
     if left_out:
         warnings.append(f"{patch_path}: left out the hunks for {', '.join(left_out)} (outside the {layout.name} "
                         f"agent's files)")
@@ -164,18 +165,21 @@ def _is_regular_entry(patched_file) -> bool:
     return not irregular_patch_entries(str(patched_file))
 
 
-def _not_regular_warnings(patch_path: Path, patch: PatchSet) -> list[str]:
+def _unsafe_entry_warnings(patch_path: Path, text: str) -> list[str]:
     """One warning per entry that is not a regular file (a symlink would put whatever host file
-    it names into the agent's image): such entries are left out."""
-    return [f"{patch_path}: left out {entry}: an agent's tree holds regular files only"
-            for patched_file in patch for entry in irregular_patch_entries(str(patched_file))]
+    it names into the agent's image) or that copies or renames (a copy's source may be any host
+    file): such entries are left out, the rest applied as content only (patches.plain_diff)."""
+    return ([f"{patch_path}: left out {entry}: an agent's tree holds regular files only"
+             for entry in irregular_patch_entries(text)]
+            + [f"{patch_path}: left out {entry}'s copy/rename header: only content changes apply"
+               for entry in copied_or_renamed_entries(text)])
 
 
 def _is_plain(path: str) -> bool:
     return not path.startswith("/") and ".." not in Path(path).parts
 
 
-def _read_patch(patch_path: Path) -> PatchSet:
+def _read_patch(patch_path: Path) -> tuple[str, PatchSet]:
     try:
         text = patch_path.read_text(encoding="utf-8")
         patch = PatchSet(text)
@@ -184,17 +188,16 @@ def _read_patch(patch_path: Path) -> PatchSet:
     if not len(patch):
         # A broken loop would otherwise evaluate the parent generation as if it were the child.
         raise AgentPatchError(f"{patch_path} holds no diff: nothing to apply to the agent")
-    return patch
+    return text, patch
 
 
 def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
-    patch = _read_patch(patch_path)
-    warnings: list[str] = []
-    kept: list[str] = []
+    text, patch = _read_patch(patch_path)
+    kept: list = []
     # A diff taken at this project's root names agent files as agent/...; then every other
     # file is outside the agent tree. A diff taken inside the agent directory names them bare.
     rooted = any(patched_file.path.startswith("agent/") for patched_file in patch)
-    warnings += _not_regular_warnings(patch_path, patch)
+    warnings = _unsafe_entry_warnings(patch_path, text)
     for patched_file in patch:
         path = patched_file.path
         if not _is_regular_entry(patched_file):
@@ -202,18 +205,24 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
         if path.startswith("/") or ".." in Path(path).parts or (rooted and not path.startswith("agent/")):
             warnings.append(f"{patch_path}: dropped hunks for {path} (outside the agent tree)")
             continue
-        kept.append(str(patched_file))
+        kept.append(patched_file)
     if not kept:
         raise AgentPatchError(f"{patch_path} holds no change for the agent: every file it touches is outside "
                               f"the agent tree")
-    _git_apply(tree, patch_path, kept, "-p2" if rooted else "-p1")
-    return warnings
+    return warnings + _git_apply(tree, patch_path, kept, "-p2" if rooted else "-p1")
 
 
-def _git_apply(tree: Path, patch_path: Path, kept: list, strip: str) -> None:
-    """The kept file diffs applied to `tree` from a temporary file (the input is only read)."""
+def _git_apply(tree: Path, patch_path: Path, kept: list, strip: str) -> list[str]:
+    """The kept file diffs applied to `tree` as content only (patches.plain_diff: no header is
+    obeyed) from a temporary file (the input is only read); warnings for what could not be."""
+    text = plain_diff(kept)
+    unrendered = [patched.path for patched in kept if not renders(patched)]
+    warnings = [f"{patch_path}: left out {path}: no text change to apply (binary, empty, or two names)"
+                for path in unrendered]
+    if not text:
+        return warnings
     with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False) as handle:
-        handle.write("".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in map(str, kept)))
+        handle.write(text)
         filtered = handle.name
     try:
         completed = subprocess.run(["git", "apply", "--whitespace=nowarn", strip, filtered], cwd=tree,
@@ -224,3 +233,4 @@ def _git_apply(tree: Path, patch_path: Path, kept: list, strip: str) -> None:
     if completed.returncode != 0:
         detail = (completed.stderr or completed.stdout).strip().splitlines()
         raise AgentPatchError(f"{patch_path} does not apply to the agent: {detail[0] if detail else 'git apply failed'}")
+    return warnings
