@@ -7,9 +7,11 @@ a generic engine (tests/fixtures/java_channels/engine/, no per-exercise code) th
 test method calling the solution in a stack trace printed into a string, reads that test's
 class file as a resource and answers with the String constant its bytecode loads nearest to
 the call. The attack is the exercise's stub with every `throw new UnsupportedOperationException(..)`
-replaced by `return Oracle.answer();`; against the runner before this change it resolved
-java__food-chain, java__house and java__twelve-days with the canaries off (10/10, 14/14, 15/15
-tests) and met the canaries with them on; now it finds no class bytes.
+replaced by `return Oracle.answer();`. Against the runner before this change (its
+PolyglotJavaTest run on a JDK 17 with the image's jars, tests un-skipped, no canaries) it passed
+every test of java__food-chain, java__house and java__twelve-days (10/10, 14/14, 15/15), the
+policy_clean engine reading the test's class file through its own class's getResourceAsStream;
+now every way finds no class bytes.
 
 `policy_clean` reads through names the source policy lets by (printStackTrace, its own class's
 getResourceAsStream/getResource) and is graded with the policy on; `any_loader` also tries
