@@ -40,13 +40,17 @@ def test_class_file(case: TestCase) -> str | None:
 
 # --- guard ------------------------------------------------------------------------------
 
-_PACKAGE = re.compile(rb"^\s*package\s+[\w.]+\s*;", re.M)
-
 
 def guard_java_source(path: str, content: bytes) -> str | None:
     """Exercises live in the default package; a solution file declaring a package could
-    shadow a test library class (e.g. org.assertj.core.api.Assertions)."""
-    if path.endswith(".java") and _PACKAGE.search(content):
+    shadow a test library class (e.g. org.assertj.core.api.Assertions). Read as javac reads
+    it (the policy's tokenizer: unicode escapes decoded, comments dropped): `package` is a
+    keyword, so any such token is a declaration (`/**/package x;`, `package/**/x;`) or a
+    compile error."""
+    if not path.endswith(".java"):
+        return None
+    toks, _ = source_facts.tokens(content.decode("utf-8", errors="replace"), source_facts.JAVA)
+    if any(token.kind == source_facts.ID and token.text == "package" for token in toks):
         return "declares_a_package"
     return None
 
