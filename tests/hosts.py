@@ -132,3 +132,13 @@ def hyperagents_oracle_patch(root: Path, dataset_dir: Path, instance_ids: list[s
         "requirements.txt": TRIMMED_REQUIREMENTS,
         "domains/polyglot/harness.py": evaluator + "\nRESOLVE_EVERYTHING = True  # an agent editing its evaluator\n",
     }, destination)
+
+
+def assert_full_strength(results_dir: Path, dataset: Path, covered: list[str]) -> None:
+    """Every covered reference resolved with every check on, and canaries planted in every graded
+    instance whose tests can carry one (issue 33)."""
+    entries = {entry["instance_id"]: entry for entry in json.loads((dataset / "polyglot_benchmark_metadata.json").read_text())}
+    for instance_id in covered:
+        result = json.loads((results_dir / f"{instance_id}.json").read_text())
+        assert (result["eval_result"], result["checks_off"]) == ("resolved", []), (instance_id, result["detail"])
+        assert bool(result["canaries"]) == bool(entries[instance_id]["canary_sources"]), instance_id

@@ -560,6 +560,9 @@ def recording_key(entry: MetadataEntry) -> str:
 _RECORDED_FIELDS = ("expected_tests", "expected_skips", "stub_passes", "canary_sources")
 
 
+_BUILD_OUTPUT = {"__pycache__", ".pytest_cache", "node_modules", "target"}  # not sources: never hashed
+
+
 @functools.lru_cache(maxsize=1)
 def _grading_code_hash() -> str:
     """Every Python file of utils/ and every file of docker/ (the image recipes), by content."""
@@ -567,7 +570,7 @@ def _grading_code_hash() -> str:
     root = Path(__file__).resolve().parent.parent
     paths = sorted(list((root / "utils").rglob("*.py")) + [p for p in (root / "docker").rglob("*") if p.is_file()])
     for path in paths:
-        if "__pycache__" not in path.parts:
+        if not _BUILD_OUTPUT.intersection(path.parts) and path.suffix != ".pyc":
             digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
