@@ -156,7 +156,8 @@ def test_user_git_config_cannot_change_the_result(samples_dataset, tmp_path):
     )
     env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
            "GIT_AUTHOR_DATE": "2020-02-02T02:02:02Z", "GIT_COMMITTER_NAME": "Other", "TZ": "Asia/Tokyo"}
-    result = run_cli("--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    result = run_cli("--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(tmp_path / "out"), "--fast", cwd=tmp_path,
+                     env=env)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / METADATA_FILENAME).read_bytes() == (samples_dataset / METADATA_FILENAME).read_bytes()
 
@@ -336,7 +337,8 @@ def test_benchmark_url_is_cloned_into_the_cache_and_gives_the_same_hashes(sample
     git(source, "add", "-A", env=env)
     git(source, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "snapshot", env=env)
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    result = run_cli("--benchmark_url", source.as_uri(), "--output_dir", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    result = run_cli("--benchmark_url", source.as_uri(), "--output_dir", str(tmp_path / "out"), "--fast", cwd=tmp_path,
+                     env=env)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / METADATA_FILENAME).read_bytes() == (samples_dataset / METADATA_FILENAME).read_bytes()
     assert list((tmp_path / "cache" / "polyglot-harness" / "benchmarks").glob("*/.git"))
@@ -357,7 +359,7 @@ def _assert_clean_failure(tmp_path: Path, checkout: Path, *needles: str, extra_a
     output = _previous_output(tmp_path)
     before_output = snapshot(output)
     before_input = snapshot(checkout) if checkout.exists() else None
-    result = run_cli("--benchmark_dir", str(checkout), "--output_dir", str(output), *extra_args, cwd=tmp_path)
+    result = run_cli("--benchmark_dir", str(checkout), "--output_dir", str(output), "--fast", *extra_args, cwd=tmp_path)
     assert result.returncode != 0
     assert result.stdout == ""
     lines = result.stderr.splitlines()
@@ -426,7 +428,7 @@ def test_foreign_output_directory_is_not_replaced(tmp_path):
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "thesis.tex").write_text("years of work\n")
-    result = run_cli("--benchmark_dir", str(tmp_path / "checkout"), "--output_dir", str(precious), cwd=tmp_path)
+    result = run_cli("--benchmark_dir", str(tmp_path / "checkout"), "--output_dir", str(precious), "--fast", cwd=tmp_path)
     assert result.returncode != 0
     assert "refusing to replace" in result.stderr and len(result.stderr.splitlines()) == 1
     assert (precious / "thesis.tex").read_text() == "years of work\n"
@@ -435,7 +437,7 @@ def test_foreign_output_directory_is_not_replaced(tmp_path):
 def test_unreachable_benchmark_url_is_one_clear_line(tmp_path):
     env = {**isolated_git_env(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     url = (tmp_path / "no-such-repo").as_uri()
-    result = run_cli("--benchmark_url", url, "--output_dir", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    result = run_cli("--benchmark_url", url, "--output_dir", str(tmp_path / "out"), "--fast", cwd=tmp_path, env=env)
     assert result.returncode != 0
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and f"cannot clone {url}" in lines[0] and "--benchmark_dir" in lines[0]

@@ -544,9 +544,11 @@ FAST_COSTS = ("grading then runs without the checks that need a reference run: e
 # host repositories, outside all of them. One file per instance and input key.
 RECORDINGS_DIR = DATA_HOME.parent / "recordings"
 PROGRESS_EVERY = 10  # a progress line per this many recorded instances (and the last)
-# Seconds one reference + stub grading takes per language on one core (measured on a 2-core
-# machine while preparing all 225; the estimate divides by the workers that can run at once).
-SECONDS_PER_INSTANCE = {"cpp": 14.0, "go": 5.0, "java": 9.0, "javascript": 5.0, "python": 3.0, "rust": 10.0}
+# Seconds one reference + stub grading takes per language on one core of a quiet machine: the
+# split between languages follows their build costs; the sum is the ~10 minutes the gate's
+# preparation of all 225 takes on a quiet 2-core machine. The estimate divides by the workers that
+# can run at once; the progress lines then give the time left at the rate measured.
+SECONDS_PER_INSTANCE = {"cpp": 10.0, "go": 4.0, "java": 7.0, "javascript": 4.0, "python": 2.0, "rust": 7.0}
 
 
 def recording_key(entry: MetadataEntry) -> str:
