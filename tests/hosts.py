@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -142,3 +143,10 @@ def assert_full_strength(results_dir: Path, dataset: Path, covered: list[str]) -
         result = json.loads((results_dir / f"{instance_id}.json").read_text())
         assert (result["eval_result"], result["checks_off"]) == ("resolved", []), (instance_id, result["detail"])
         assert bool(result["canaries"]) == bool(entries[instance_id]["canary_sources"]), instance_id
+
+
+def gate_recordings_reused() -> bool:
+    """Whether this session's gate preparation (`real_dataset`) recorded here, so a preparation of
+    the same benchmark takes every reference run from its recordings; not when a developer's copy
+    is reused (POLYGLOT_GATE_DATASET, never in CI): the command then records for itself."""
+    return IN_CI or not os.environ.get("POLYGLOT_GATE_DATASET")
