@@ -602,6 +602,10 @@ class RecordingCache:
         return runs
 
     def store(self, run: ReferenceRun) -> None:
+        """Keep a resolved reference run; one that did not resolve (perhaps a busy machine's
+        timeout) is graded again by the next preparation."""
+        if run.test_names is None:
+            return
         path = self.path(run.instance_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
