@@ -847,8 +847,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                   record_expected=not args.fast, instance_ids=_id_list(args.instance_ids),
                                   log=lambda message: print(message, flush=True))
     except (ImageError, SandboxError) as error:
-        print(f"prepare_polyglot_dataset: error: {error} (recording needs Docker; --fast prepares without it, "
-              f"with checks off)", file=sys.stderr)
+        print(f"prepare_polyglot_dataset: error: {error} (the reference runs recorded so far are kept: the same "
+              f"command resumes there; --fast prepares without Docker, with checks off)", file=sys.stderr)
         return 1
     except (PrepareError, UnknownLanguageError, OSError, DatasetError) as error:
         print(f"prepare_polyglot_dataset: error: {error}", file=sys.stderr)

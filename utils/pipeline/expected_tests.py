@@ -21,6 +21,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ from ..records.instance_repo import checkout_commit
 from ..languages import LANGUAGES
 from ..judging.runner_results import ERROR, FAILED, SKIPPED
 from .pools import Sandboxes
+from ..seam.errors import SandboxError
 from ..seam.protocol import SandboxProvider
 from ..seam.registry import open_provider
 from ..judging.verdict import decide_separated
@@ -154,7 +156,7 @@ def _record(instances: list[Instance], workers: int, ca_bundle: str | None, log:
     sandboxes = Sandboxes(provider, "record-expected")
 
     def one(instance: Instance) -> ReferenceRun:
-        run = run_reference(sandboxes, images.grading[instance.language], instance)
+        run = _with_retries(lambda: run_reference(sandboxes, images.grading[instance.language], instance), log)
         on_done(run)
         return run
 
@@ -165,3 +167,18 @@ def _record(instances: list[Instance], workers: int, ca_bundle: str | None, log:
         pool.shutdown(wait=True, cancel_futures=True)
         sandboxes.close()
     return {run.instance_id: run for run in runs}
+
+
+INFRA_RETRIES = 2  # an engine that times out on a busy machine is asked again, as grading does
+
+
+def _with_retries(attempt: Callable[[], ReferenceRun], log: Callable[[str], None]) -> ReferenceRun:
+    for number in range(1, INFRA_RETRIES + 2):
+        try:
+            return attempt()
+        except SandboxError as error:
+            if number > INFRA_RETRIES:
+                raise
+            log(f"infrastructure failure while recording (attempt {number}, retried): {error}")
+            time.sleep(2.0 * number)
+    raise AssertionError("unreachable")
