@@ -54,8 +54,7 @@ def main() -> int:
             from polyglot_harness.utils.prepare import main as prepare_main
 
             dataset = Path(workdir) / "samples"
-            prepare_main(["--benchmark_dir", str(PROJECT_ROOT / "samples"), "--output_dir", str(dataset),
-                          "--record_expected_tests"])
+            prepare_main(["--benchmark_dir", str(PROJECT_ROOT / "samples"), "--output_dir", str(dataset)])
         common = dict(dataset=dataset, subset="full", agent="oracle", force=True, progress=False,
                       max_workers=args.max_workers, output_dir=Path(workdir) / "runs",
                       languages=args.languages.split(",") if args.languages else None)

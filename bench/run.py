@@ -351,7 +351,8 @@ def remove_own_containers() -> int:
 def prepare_samples(destination: Path) -> Path:
     log(f"no --dataset: preparing the bundled samples into {destination}")
     with contextlib.redirect_stdout(sys.stderr):
-        status = prepare_polyglot_dataset.main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(destination)])
+        status = prepare_polyglot_dataset.main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(destination),
+                                                 "--fast"])
     if status != 0:
         raise DatasetError(f"preparing the bundled samples from {SAMPLES_DIR} failed (exit {status})")
     return destination

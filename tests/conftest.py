@@ -86,8 +86,7 @@ def sample_dataset(tmp_path_factory, language_images) -> Path:
     from polyglot_harness.utils.prepare import main as prepare_main
 
     output = tmp_path_factory.mktemp("dataset") / "polyglot"
-    assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output),
-                         "--record_expected_tests"]) == 0
+    assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output)]) == 0
     return output
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -132,3 +133,20 @@ def hyperagents_oracle_patch(root: Path, dataset_dir: Path, instance_ids: list[s
         "requirements.txt": TRIMMED_REQUIREMENTS,
         "domains/polyglot/harness.py": evaluator + "\nRESOLVE_EVERYTHING = True  # an agent editing its evaluator\n",
     }, destination)
+
+
+def assert_full_strength(results_dir: Path, dataset: Path, covered: list[str]) -> None:
+    """Every covered reference resolved with every check on, and canaries planted in every graded
+    instance whose tests can carry one (issue 33)."""
+    entries = {entry["instance_id"]: entry for entry in json.loads((dataset / "polyglot_benchmark_metadata.json").read_text())}
+    for instance_id in covered:
+        result = json.loads((results_dir / f"{instance_id}.json").read_text())
+        assert (result["eval_result"], result["checks_off"]) == ("resolved", []), (instance_id, result["detail"])
+        assert bool(result["canaries"]) == bool(entries[instance_id]["canary_sources"]), instance_id
+
+
+def gate_recordings_reused() -> bool:
+    """Whether this session's gate preparation (`real_dataset`) recorded here, so a preparation of
+    the same benchmark takes every reference run from its recordings; not when a developer's copy
+    is reused (POLYGLOT_GATE_DATASET, never in CI): the command then records for itself."""
+    return IN_CI or not os.environ.get("POLYGLOT_GATE_DATASET")

@@ -21,7 +21,7 @@ def plain_dataset(tmp_path_factory) -> Path:
     from polyglot_harness.utils.prepare import main as prepare_main
 
     output = tmp_path_factory.mktemp("plain") / "polyglot"
-    assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output)]) == 0
+    assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output), "--fast"]) == 0
     return output
 
 

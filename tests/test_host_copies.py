@@ -65,7 +65,7 @@ def test_hyperagents_generation_repository_holds_no_reference_hidden_test_or_ins
     markers = [f"reference-{uuid.uuid4().hex}", f"hidden-test-{uuid.uuid4().hex}"]
     write_probe_exercise(tmp_path / "benchmark", *markers)
     completed = run_python(root, "-m", "domains.polyglot.prepare_polyglot_dataset", "--benchmark_dir",
-                           str(tmp_path / "benchmark"), timeout=600)  # HyperAgents' command, default folder
+                           str(tmp_path / "benchmark"), "--fast", timeout=600)  # HyperAgents' command, default folder
     assert completed.returncode == 0, completed.stderr[-3000:]
     dataset = default_dataset_dir(root / "domains" / "polyglot")
     instance, = load_dataset(dataset)

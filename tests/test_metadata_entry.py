@@ -35,7 +35,7 @@ RECORDED = {
 @pytest.fixture(scope="module")
 def samples_metadata_text(tmp_path_factory) -> str:
     output = tmp_path_factory.mktemp("samples") / "dataset"
-    prepare_dataset(SAMPLES_DIR, output, workers=1)
+    prepare_dataset(SAMPLES_DIR, output, workers=1, record_expected=False)
     return (output / METADATA_FILENAME).read_text(encoding="utf-8")
 
 
@@ -72,7 +72,7 @@ def test_unknown_keys_are_ignored_and_unknown_grading_modes_refused():
 
 def test_metadata_prepared_before_the_later_keys_still_loads(tmp_path):
     write_synthetic_exercise(tmp_path / "checkout", "go", "leap")
-    prepare_dataset(tmp_path / "checkout", tmp_path / "dataset", workers=1)
+    prepare_dataset(tmp_path / "checkout", tmp_path / "dataset", workers=1, record_expected=False)
     metadata_path = tmp_path / "dataset" / METADATA_FILENAME
     entries = json.loads(metadata_path.read_text(encoding="utf-8"))
     old = [{key: value for key, value in entry.items() if key not in ADDED_LATER + ("authors", "contributors")}
@@ -81,8 +81,10 @@ def test_metadata_prepared_before_the_later_keys_still_loads(tmp_path):
     metadata_path.write_text(json.dumps(old, indent=2), encoding="utf-8")
     [instance] = load_dataset(tmp_path / "dataset")
     assert instance.expected_tests == ("TestLeap",)
+    # Unrecorded skips are what the test files say statically (nothing, for Go).
     assert (instance.expected_skips, instance.grading_mode, instance.stub_passes, instance.canary_sources) == (
-        None, "tests", None, None)
+        (), "tests", None, None)
+    assert instance.checks_off == ("canaries",), "grading names what it cannot check"
     assert instance.agent_repo_dir == tmp_path / "dataset" / "repos" / "go__leap" / "agent"
 
 

@@ -54,7 +54,7 @@ def test_a_dataset_prepared_from_inside_a_host_repository(tmp_path):
     host = host_with_own_names(tmp_path / "host")
     output = tmp_path / "dataset"
     completed = run_in(host, "-m", "evals.polyglot.prepare_polyglot_dataset", "--benchmark_dir", str(SAMPLES_DIR),
-                       "--output_dir", str(output))
+                       "--output_dir", str(output), "--fast")
     assert completed.returncode == 0, completed.stderr
     metadata = json.loads((output / "polyglot_benchmark_metadata.json").read_text())
     assert len(metadata) == len(list(SAMPLES_DIR.glob("*/exercises/practice/*")))
@@ -74,7 +74,7 @@ def test_hyperagents_documented_preparation_command_runs_with_its_own_utils_on_t
     assert (root / "utils" / "gl_utils.py").is_file() and not (root / "utils" / "dataset.py").exists()
     output = tmp_path / "dataset"
     completed = run_in(root, "-m", "domains.polyglot.prepare_polyglot_dataset", "--benchmark_dir", str(SAMPLES_DIR),
-                       "--output_dir", str(output))
+                       "--output_dir", str(output), "--fast")
     assert completed.returncode == 0, completed.stderr
     assert (output / "polyglot_benchmark_metadata.json").is_file()
     completed = run_in(root, "-c", "from domains.polyglot.harness import harness\n"
@@ -105,7 +105,8 @@ def test_default_preparation_writes_nothing_inside_the_checkout_but_the_metadata
     host = host_with_own_names(tmp_path / "host")
     checkout = host / "evals" / "polyglot"
     before = tree_files(checkout)
-    completed = run_in(host, "-m", "evals.polyglot.prepare_polyglot_dataset", "--benchmark_dir", str(SAMPLES_DIR))
+    completed = run_in(host, "-m", "evals.polyglot.prepare_polyglot_dataset", "--benchmark_dir", str(SAMPLES_DIR),
+                       "--fast")
     assert completed.returncode == 0, completed.stderr
     dataset = default_dataset_dir(checkout)
     assert completed.stdout.rstrip().endswith(f"into {dataset}")
@@ -125,7 +126,7 @@ def test_a_data_folder_inside_the_checkout_is_refused_by_the_default_preparation
     checkout = host / "evals" / "polyglot"
     environment = {**os.environ, "POLYGLOT_HARNESS_HOME": str(checkout / "data")}
     completed = subprocess.run([sys.executable, "-m", "evals.polyglot.prepare_polyglot_dataset", "--benchmark_dir",
-                                str(SAMPLES_DIR)], cwd=host, env=environment, capture_output=True, text=True, timeout=600)
+                                str(SAMPLES_DIR), "--fast"], cwd=host, env=environment, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 1
     assert len(completed.stderr.strip().splitlines()) == 1 and "inside the checkout" in completed.stderr
     assert not (checkout / "data").exists() and not (checkout / METADATA_FILENAME).exists()

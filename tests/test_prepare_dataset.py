@@ -81,7 +81,7 @@ def samples_dataset(tmp_path_factory) -> Path:
     if not sample_exercise_dirs():
         pytest.skip("no bundled samples yet")
     output = tmp_path_factory.mktemp("samples") / "dataset"
-    prepare_dataset(SAMPLES_DIR, output)
+    prepare_dataset(SAMPLES_DIR, output, record_expected=False)
     return output
 
 
@@ -115,7 +115,7 @@ def test_metadata_has_hyperagents_keys_and_ours(samples_dataset):
 
 def test_two_runs_in_different_directories_are_identical(samples_dataset, tmp_path):
     other = tmp_path / "elsewhere" / "second"
-    prepare_dataset(SAMPLES_DIR, other, workers=1)
+    prepare_dataset(SAMPLES_DIR, other, workers=1, record_expected=False)
     assert (other / METADATA_FILENAME).read_bytes() == (samples_dataset / METADATA_FILENAME).read_bytes()
     first = {(e["base_commit"], e["test_commit"]) for e in metadata(samples_dataset)}
     second = {(e["base_commit"], e["test_commit"]) for e in metadata(other)}
@@ -140,9 +140,9 @@ def test_recorded_test_names_do_not_depend_on_the_order_the_runner_reported_them
 
 def test_rerun_replaces_output_with_identical_bytes(tmp_path):
     output = tmp_path / "dataset"
-    prepare_dataset(SAMPLES_DIR, output)
+    prepare_dataset(SAMPLES_DIR, output, record_expected=False)
     before = snapshot(output)
-    prepare_dataset(SAMPLES_DIR, output)
+    prepare_dataset(SAMPLES_DIR, output, record_expected=False)
     assert snapshot(output) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dataset"]  # no staging left over
 
@@ -156,7 +156,8 @@ def test_user_git_config_cannot_change_the_result(samples_dataset, tmp_path):
     )
     env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
            "GIT_AUTHOR_DATE": "2020-02-02T02:02:02Z", "GIT_COMMITTER_NAME": "Other", "TZ": "Asia/Tokyo"}
-    result = run_cli("--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    result = run_cli("--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(tmp_path / "out"), "--fast", cwd=tmp_path,
+                     env=env)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / METADATA_FILENAME).read_bytes() == (samples_dataset / METADATA_FILENAME).read_bytes()
 
@@ -262,7 +263,7 @@ def test_problem_statement_orders_docs_and_leaves_out_hints(tmp_path):
     (docs / "introduction.md").write_text("# Introduction\n\nOnce upon a time.\n")
     (docs / "instructions.append.md").write_text("# Appendix\n\nPython specifics.\n")
     (docs / "hints.md").write_text("SECRET HINT\n")
-    prepare_dataset(tmp_path / "checkout", tmp_path / "out")
+    prepare_dataset(tmp_path / "checkout", tmp_path / "out", record_expected=False)
     statement = entry_for(tmp_path / "out", "python__two-fer")["problem_statement"]
     assert statement == (
         "# Introduction\n\nOnce upon a time.\n\n# Instructions\n\nDo the thing.\n\n"
@@ -276,7 +277,7 @@ def test_problem_statement_orders_docs_and_leaves_out_hints(tmp_path):
 
 def test_executable_bit_is_kept(tmp_path):
     one_exercise_checkout(tmp_path / "checkout", "java", "two-fer")
-    prepare_dataset(tmp_path / "checkout", tmp_path / "out")
+    prepare_dataset(tmp_path / "checkout", tmp_path / "out", record_expected=False)
     agent = tmp_path / "out" / "repos" / "java__two-fer" / "agent"
     tree = git(agent, "ls-tree", "-r", "HEAD", env=isolated_git_env(tmp_path / "home")).stdout
     assert "100755 blob" in next(line for line in tree.splitlines() if line.endswith("\tgradlew"))
@@ -288,7 +289,7 @@ def test_large_and_binary_files_round_trip_through_the_repos(tmp_path):
     env = isolated_git_env(tmp_path / "home")
     cpp = one_exercise_checkout(tmp_path / "checkout", "cpp", "big-header")  # 650 kB catch.hpp
     java = one_exercise_checkout(tmp_path / "checkout", "java", "jar-file")  # binary gradle-wrapper.jar
-    prepare_dataset(tmp_path / "checkout", tmp_path / "out")
+    prepare_dataset(tmp_path / "checkout", tmp_path / "out", record_expected=False)
     for exercise, instance_id in ((cpp, "cpp__big-header"), (java, "java__jar-file")):
         repos = tmp_path / "out" / "repos" / instance_id
         assert git(repos / "agent", "fsck", "--strict", "--full", env=env).returncode == 0
@@ -304,15 +305,15 @@ def test_input_checkout_is_not_modified(tmp_path):
     checkout = tmp_path / "checkout"
     shutil.copytree(SAMPLES_DIR, checkout)
     before = snapshot(checkout)
-    prepare_dataset(checkout, tmp_path / "out")
+    prepare_dataset(checkout, tmp_path / "out", record_expected=False)
     assert snapshot(checkout) == before
 
 
 def test_hashes_do_not_depend_on_the_checkout_location(tmp_path):
     one_exercise_checkout(tmp_path / "a" / "checkout")
     one_exercise_checkout(tmp_path / "b" / "elsewhere")
-    prepare_dataset(tmp_path / "a" / "checkout", tmp_path / "a" / "out")
-    prepare_dataset(tmp_path / "b" / "elsewhere", tmp_path / "b" / "out")
+    prepare_dataset(tmp_path / "a" / "checkout", tmp_path / "a" / "out", record_expected=False)
+    prepare_dataset(tmp_path / "b" / "elsewhere", tmp_path / "b" / "out", record_expected=False)
     first = (tmp_path / "a" / "out" / METADATA_FILENAME).read_bytes()
     assert first == (tmp_path / "b" / "out" / METADATA_FILENAME).read_bytes()
 
@@ -320,7 +321,7 @@ def test_hashes_do_not_depend_on_the_checkout_location(tmp_path):
 def test_full_size_synthetic_benchmark_prepares_quickly(tmp_path):
     write_synthetic_checkout(tmp_path / "checkout")
     started = time.monotonic()
-    summary = prepare_dataset(tmp_path / "checkout", tmp_path / "out", workers=2)
+    summary = prepare_dataset(tmp_path / "checkout", tmp_path / "out", workers=2, record_expected=False)
     elapsed = time.monotonic() - started
     print(f"\n225 synthetic exercises prepared in {elapsed:.2f}s")
     assert summary.instances_by_language == dict(sorted(UPSTREAM_COUNTS.items()))
@@ -336,7 +337,8 @@ def test_benchmark_url_is_cloned_into_the_cache_and_gives_the_same_hashes(sample
     git(source, "add", "-A", env=env)
     git(source, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "snapshot", env=env)
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
-    result = run_cli("--benchmark_url", source.as_uri(), "--output_dir", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    result = run_cli("--benchmark_url", source.as_uri(), "--output_dir", str(tmp_path / "out"), "--fast", cwd=tmp_path,
+                     env=env)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "out" / METADATA_FILENAME).read_bytes() == (samples_dataset / METADATA_FILENAME).read_bytes()
     assert list((tmp_path / "cache" / "polyglot-harness" / "benchmarks").glob("*/.git"))
@@ -349,7 +351,7 @@ def _previous_output(tmp_path: Path) -> Path:
     output = tmp_path / "out"
     checkout = tmp_path / "previous-checkout"
     one_exercise_checkout(checkout, "go", "earlier")
-    prepare_dataset(checkout, output)
+    prepare_dataset(checkout, output, record_expected=False)
     return output
 
 
@@ -357,7 +359,7 @@ def _assert_clean_failure(tmp_path: Path, checkout: Path, *needles: str, extra_a
     output = _previous_output(tmp_path)
     before_output = snapshot(output)
     before_input = snapshot(checkout) if checkout.exists() else None
-    result = run_cli("--benchmark_dir", str(checkout), "--output_dir", str(output), *extra_args, cwd=tmp_path)
+    result = run_cli("--benchmark_dir", str(checkout), "--output_dir", str(output), "--fast", *extra_args, cwd=tmp_path)
     assert result.returncode != 0
     assert result.stdout == ""
     lines = result.stderr.splitlines()
@@ -426,7 +428,7 @@ def test_foreign_output_directory_is_not_replaced(tmp_path):
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "thesis.tex").write_text("years of work\n")
-    result = run_cli("--benchmark_dir", str(tmp_path / "checkout"), "--output_dir", str(precious), cwd=tmp_path)
+    result = run_cli("--benchmark_dir", str(tmp_path / "checkout"), "--output_dir", str(precious), "--fast", cwd=tmp_path)
     assert result.returncode != 0
     assert "refusing to replace" in result.stderr and len(result.stderr.splitlines()) == 1
     assert (precious / "thesis.tex").read_text() == "years of work\n"
@@ -435,7 +437,7 @@ def test_foreign_output_directory_is_not_replaced(tmp_path):
 def test_unreachable_benchmark_url_is_one_clear_line(tmp_path):
     env = {**isolated_git_env(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     url = (tmp_path / "no-such-repo").as_uri()
-    result = run_cli("--benchmark_url", url, "--output_dir", str(tmp_path / "out"), cwd=tmp_path, env=env)
+    result = run_cli("--benchmark_url", url, "--output_dir", str(tmp_path / "out"), "--fast", cwd=tmp_path, env=env)
     assert result.returncode != 0
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and f"cannot clone {url}" in lines[0] and "--benchmark_dir" in lines[0]
@@ -444,7 +446,7 @@ def test_unreachable_benchmark_url_is_one_clear_line(tmp_path):
 
 
 def test_instance_ids_prepare_only_those_instances(tmp_path):
-    prepare_dataset(SAMPLES_DIR, tmp_path / "out", instance_ids=["rust__checked-sum", "java__vowel-count"])
+    prepare_dataset(SAMPLES_DIR, tmp_path / "out", instance_ids=["rust__checked-sum", "java__vowel-count"], record_expected=False)
     assert sorted(instance.instance_id for instance in load_dataset(tmp_path / "out")) == [
         "java__vowel-count", "rust__checked-sum"]
 
@@ -453,3 +455,93 @@ def test_unknown_instance_id_fails_cleanly(tmp_path):
     one_exercise_checkout(tmp_path / "checkout")
     _assert_clean_failure(tmp_path, tmp_path / "checkout", "no exercise for python__nope",
                           extra_args=("--instance_ids", "python__two-fer,python__nope"))
+
+
+# --- what grading needs, recorded by default (issue 33) ------------------------------------
+
+SPEC = """import { Robot } from './robot';
+
+describe('Robot', () => {
+  test('has a name', () => {});
+  xtest('is un-skipped by grading', () => {});
+  // test.skip('a comment is no test', () => {});
+  test.skip('all the names can be generated', () => {}, 20 * 1000);
+  describe.skip('slow', () => {
+    it('every name', () => {});
+  });
+});
+test.skip(`top level`, () => {});
+"""
+
+
+def test_jest_skips_upstream_intends_are_known_from_the_spec_alone():
+    from polyglot_harness.utils.languages import get_language
+
+    skipped = get_language("javascript").skipped_by_source({"robot.spec.js": SPEC, "robot.js": "test.skip('x', f)"})
+    assert skipped == ("robot.spec.js::Robot all the names can be generated", "robot.spec.js::Robot slow every name",
+                       "robot.spec.js::top level")
+
+
+def test_a_fast_dataset_knows_robot_names_intended_skip_and_names_the_checks_off(benchmark_checkout, tmp_path, capsys):
+    from polyglot_harness.utils.run import HarnessError, check_recorded
+
+    prepare_dataset(benchmark_checkout, tmp_path / "out", instance_ids=["javascript__robot-name", "go__counter"],
+                    record_expected=False)
+    robot, counter = sorted(load_dataset(tmp_path / "out"), key=lambda instance: instance.language, reverse=True)
+    # The name the reference run records (a recorded dataset holds exactly this one).
+    assert robot.expected_skips == ("robot-name.spec.js::Robot all the names can be generated",)
+    assert robot.checks_off == ("expected_tests", "canaries") and counter.checks_off == (), "build-only: none apply"
+    capsys.readouterr()
+    check_recorded([robot, counter], tmp_path / "out", strict=False)
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and "expected_tests (1 of 2 instances), canaries (1 of 2 instances)" in warning[0]
+    assert "without --fast" in warning[0]
+    with pytest.raises(HarnessError, match="^--strict: the dataset .* without reference runs"):
+        check_recorded([robot], tmp_path / "out", strict=True)
+
+
+def test_strict_refuses_a_fast_dataset_with_one_line_before_anything_starts(tmp_path):
+    output = tmp_path / "out"
+    assert run_cli("--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output), "--fast",
+                   "--instance_ids", "python__running-total", cwd=tmp_path).returncode == 0
+    completed = subprocess.run([sys.executable, str(PROJECT_ROOT / "harness.py"), "--dataset", str(output), "--strict",
+                                "--agent", "oracle", "--instance_ids", "python__running-total", "--output_dir",
+                                str(tmp_path / "runs"), "--no_progress"], cwd=tmp_path, capture_output=True, text=True)
+    assert completed.returncode == 2 and len(completed.stderr.strip().splitlines()) == 1, completed.stderr
+    assert completed.stderr.startswith("error: --strict:") and "canaries" in completed.stderr
+
+
+def test_the_fast_option_says_what_it_costs_and_the_old_flag_says_it_is_the_default(tmp_path):
+    help_text = " ".join(run_cli("--help", cwd=tmp_path).stdout.split())
+    assert "--fast, --no_record" in help_text and "expected_tests" in help_text and "canaries" in help_text
+    completed = run_cli("--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(tmp_path / "out"), "--fast",
+                        "--record_expected_tests", cwd=tmp_path)
+    assert completed.returncode == 1 and "contradict" in completed.stderr
+    assert "--record_expected_tests is the default now" in completed.stderr
+
+
+@pytest.mark.docker
+def test_an_interrupted_preparation_resumes_where_it_stopped(docker_client, language_images, tmp_path):
+    """Killed after its first reference run, the same command takes that run from the recordings
+    and grades only the other; it says how long it will take and how far it is."""
+    import signal
+
+    home = tmp_path / "home"
+    env = {**os.environ, "POLYGLOT_HARNESS_HOME": str(home)}
+    command = [sys.executable, str(SCRIPT), "--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(tmp_path / "out"),
+               "--instance_ids", "python__running-total,javascript__clamp-list", "--workers", "1"]
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, start_new_session=True, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 600
+    while not list(home.glob("recordings/*/*.json")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.2)
+    os.killpg(process.pid, signal.SIGKILL)
+    first = process.communicate()[0]
+    assert "reference runs in Docker, 1 at a time, about" in first and len(list(home.glob("recordings/*/*.json"))) == 1
+    assert not (tmp_path / "out").exists(), "nothing is moved into place before the end"
+    resumed = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "1 reference runs in Docker" in resumed.stdout and "1 taken from earlier recordings" in resumed.stdout
+    assert "recorded 1/1 reference runs" in resumed.stdout
+    assert all(entry["expected_tests"] and entry["canary_sources"] for entry in metadata(tmp_path / "out"))
+    again = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert "all 2 taken from earlier recordings" in again.stdout, "a rerun with the same inputs grades nothing"

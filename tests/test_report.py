@@ -25,6 +25,7 @@ REPORT_JSON_KEYS = [
     "total_resolved_ids", "total_unresolved_ids", "total_emptypatch_ids", "total_incomplete_ids", "total_error_ids",
     "per_language", "reasons", "agent_usage", "instances_in_several_result_files", "resolved_with_suspicious_lines",
     "graded_by", "stub_passes_ids", "resolved_stub_passes", "accuracy_score_excluding_stub_passes",
+    "checks_off",  # check -> ids graded without it (a --fast dataset; issue 33)
     "pass_rate_1", "pass_rate_2", "pass_rates_per_language",  # --tries (tests/test_tries.py)
     "cost",  # added last: null without --prices (tests/test_compare.py)
 ]
@@ -32,7 +33,7 @@ RUN_REPORT_KEYS = [
     "total_instances", "submitted_instances", "completed_instances", "resolved_instances", "unresolved_instances",
     "empty_patch_instances", "error_instances", "completed_ids", "resolved_ids", "unresolved_ids", "empty_patch_ids",
     "error_ids", "incomplete_ids", "unfinished_ids", "reasons", "model_name_or_path", "build_only_ids",
-    "stub_passes_ids", "schema_version", "pass_rate_1", "pass_rate_2", "pass_rates_per_language",
+    "stub_passes_ids", "checks_off", "schema_version", "pass_rate_1", "pass_rate_2", "pass_rates_per_language",
 ]
 
 

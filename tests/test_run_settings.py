@@ -53,6 +53,7 @@ SAMPLES = {
     "agent_network": (["--agent_network", "none"], "none", '"none"', "none"),
     "ca_bundle": (["--ca_bundle", "ca.pem"], "ca.pem", '"ca.pem"', "ca.pem"),
     "force": (["--force"], True, "true", True),
+    "strict": (["--strict"], True, "true", True),
     "progress": (["--no_progress"], False, "false", False),
     "backend": (["--backend", "ray"], "ray", '"ray"', "ray"),
     "backend_options": (["--backend_option", "address=auto"], {"address": "auto"}, '{ address = "auto" }',

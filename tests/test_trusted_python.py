@@ -41,7 +41,8 @@ def attacked_instances(benchmark_checkout, tmp_path_factory) -> dict[str, Instan
     """Only the python instances the attackers (and the reference check) need."""
     wanted = sorted({attacker_meta(attacker)["instance_id"] for attacker in ATTACKERS})
     output = tmp_path_factory.mktemp("trusted-python") / "polyglot"
-    prepare_dataset(benchmark_checkout, output, languages=["python"], instance_ids=wanted, log=lambda message: None)
+    prepare_dataset(benchmark_checkout, output, languages=["python"], instance_ids=wanted, log=lambda message: None,
+                    record_expected=False)
     return {instance.instance_id: instance for instance in load_dataset(output)}
 
 

@@ -46,12 +46,12 @@ from .seam.agent import PreparedAgent
 from .seam.image_settings import ImageSettings
 from .seam.protocol import Limits, SandboxProvider
 from .seam.registry import open_provider
-from .run import _default_limits
+from .run import _default_limits, check_recorded
 from .settings import HarnessError, checked, run_config
 
 # The settings of harness() that grading reads; evaluate() takes these keywords and no others.
 GRADING_SETTINGS = ("test_timeout", "cpus", "memory", "pids_limit", "disk", "ca_bundle", "backend",
-                    "backend_options", "max_workers")
+                    "backend_options", "max_workers", "strict")
 _PREDICTIONS = PreparedAgent("predictions", None, "predictions")
 
 
@@ -114,6 +114,7 @@ class Evaluator:
         try:
             self.config = run_config(checked({"dataset": dataset, **settings}))
             self.instances = {instance.instance_id: instance for instance in load_dataset(self.config.dataset)}
+            check_recorded(list(self.instances.values()), self.config.dataset, self.config.strict)
         except (HarnessError, DatasetError) as error:
             raise EvaluateError(str(error)) from None
         self.run_id = f"eval{time.strftime('%m%d%H%M%S')}{secrets.token_hex(2)}"

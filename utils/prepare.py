@@ -2,7 +2,13 @@
 
     python prepare_polyglot_dataset.py --benchmark_dir PATH [--output_dir DIR]
     python prepare_polyglot_dataset.py [--benchmark_url URL] [--output_dir DIR]
-        [--languages rust,go] [--instance_ids rust__fizzy,rust__decimal] [--record_expected_tests]
+        [--languages rust,go] [--instance_ids rust__fizzy,rust__decimal] [--fast]
+
+By default every reference solution and untouched stub is graded once in Docker and what
+grading's checks need is recorded (expected tests and skips, canary sources, stub verdicts):
+minutes, with progress lines, an estimate up front and a resume after an interruption (each
+run is kept in RECORDINGS_DIR as it finishes). --fast skips that (seconds; FAST_COSTS says
+which checks are then off).
 
 The input is a checkout in the upstream layout (`<language>/exercises/practice/<slug>/`);
 without --benchmark_dir, --benchmark_url (default: the upstream repository) is cloned
@@ -19,6 +25,8 @@ stays as it was. The input checkout is only read.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -27,6 +35,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -45,7 +54,7 @@ from .records.dataset import (
     instance_repos_relpath,
     reference_relpath,
 )
-from .checkout import HOME_VARIABLE, UPSTREAM_METADATA_LINK, is_inside_checkout
+from .checkout import DATA_HOME, HOME_VARIABLE, UPSTREAM_METADATA_LINK, is_inside_checkout
 from .seam.errors import ImageError
 from .seam.errors import SandboxError
 from .records.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
@@ -433,11 +442,14 @@ def prepare_dataset(
     output_dir: Path = DEFAULT_DATASET_DIR,
     languages: Sequence[str] | None = None,
     workers: int | None = None,
-    record_expected: bool = False,
+    record_expected: bool = True,
     log: Callable[[str], None] = print,
     instance_ids: Sequence[str] | None = None,
 ) -> PrepareSummary:
-    """`instance_ids`: prepare only these (of `languages`, or of every language)."""
+    """`instance_ids`: prepare only these (of `languages`, or of every language).
+    `record_expected` (the default) grades every reference solution and stub in Docker and
+    records what grading's checks need (module `recording` below); False is the fast
+    preparation, whose datasets are graded with those checks off (FAST_COSTS)."""
     started = time.monotonic()
     benchmark_dir = Path(benchmark_dir).resolve()
     output_dir = Path(output_dir).resolve()
@@ -459,6 +471,8 @@ def prepare_dataset(
         _write_metadata(staging_dir, entries)
         if record_expected:
             _record_expected_tests(staging_dir, entries, workers, log)
+        else:
+            log(f"fast preparation (no reference runs): {FAST_COSTS}")
         _replace_directory(staging_dir, output_dir)
     finally:
         shutil.rmtree(staging_dir, ignore_errors=True)
@@ -501,13 +515,139 @@ def _only(locations: list[ExerciseLocation], instance_ids: Sequence[str] | None)
 def _record_expected_tests(staging_dir: Path, entries: list[MetadataEntry], workers: int,
                            log: Callable[[str], None]) -> None:
     """Grade every reference solution and every untouched stub in Docker; store the
-    reference's test names (expected_tests, expected_skips) and whether the stub passes."""
+    reference's test names (expected_tests, expected_skips), the tests that carry a canary
+    and whether the stub passes. Each run is kept in the recordings cache as it finishes, and
+    taken from it when its inputs are unchanged: an interrupted preparation resumes there."""
     from .pipeline.expected_tests import record_expected_tests
 
-    runs = record_expected_tests(staging_dir, workers=workers, log=log)
+    cache = RecordingCache(RECORDINGS_DIR, {entry.instance_id: recording_key(entry) for entry in entries})
+    earlier = cache.load()
+    todo = [entry for entry in entries if entry.instance_id not in earlier]
+    log(_estimate_line(todo, len(earlier), workers))
+    progress = Progress(len(todo), workers, log)
+    runs = record_expected_tests(staging_dir, workers=workers, log=log, earlier=earlier,
+                                 on_done=lambda run: (cache.store(run), progress.done(run)))
     recorded = [_with_reference_run(entry, runs[entry.instance_id]) for entry in entries]
     _write_metadata(staging_dir, recorded)
     _log_recording(runs, recorded, log)
+
+
+# --- recording: the cache that lets a preparation resume, progress, the estimate ----------
+
+# What a dataset prepared with --fast lacks, in the words of --help and the log.
+FAST_COSTS = ("grading then runs without the checks that need a reference run: expected_tests (every test the "
+              "reference ran must run and pass: a solution that ends the run early can resolve) and canaries "
+              "(no mutated copies of real tests are planted: a forged report is not caught); stub verdicts "
+              "(stub_passes) stay unknown. Skips upstream intends (jest's test.skip) are still known, from the "
+              "test files")
+# Beside every checkout's data folder (utils/checkout.py): shared by checkouts and their copies in
+# host repositories, outside all of them. One file per instance and input key.
+RECORDINGS_DIR = DATA_HOME.parent / "recordings"
+PROGRESS_EVERY = 10  # a progress line per this many recorded instances (and the last)
+# Seconds one reference + stub grading takes per language on one core of a quiet machine: the
+# split between languages follows their build costs; the sum is the ~10 minutes the gate's
+# preparation of all 225 takes on a quiet 2-core machine. The estimate divides by the workers that
+# can run at once; the progress lines then give the time left at the rate measured.
+SECONDS_PER_INSTANCE = {"cpp": 10.0, "go": 4.0, "java": 7.0, "javascript": 4.0, "python": 2.0, "rust": 7.0}
+
+
+def recording_key(entry: MetadataEntry) -> str:
+    """The inputs a reference run depends on: the entry as prepared (before any recording: its
+    commits, tests and reference) and the code and image recipes that grade it."""
+    prepared = {key: value for key, value in entry.to_json().items() if key not in _RECORDED_FIELDS}
+    text = json.dumps(prepared, sort_keys=True, ensure_ascii=False) + _grading_code_hash()
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+_RECORDED_FIELDS = ("expected_tests", "expected_skips", "stub_passes", "canary_sources")
+
+
+_BUILD_OUTPUT = {"__pycache__", ".pytest_cache", "node_modules", "target"}  # not sources: never hashed
+
+
+@functools.lru_cache(maxsize=1)
+def _grading_code_hash() -> str:
+    """Every Python file of utils/ and every file of docker/ (the image recipes), by content."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted(list((root / "utils").rglob("*.py")) + [p for p in (root / "docker").rglob("*") if p.is_file()])
+    for path in paths:
+        if not _BUILD_OUTPUT.intersection(path.parts) and path.suffix != ".pyc":
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class RecordingCache:
+    """Reference runs by instance, each in `<dir>/<instance_id>/<key>.json`; only a file whose
+    key matches the instance's inputs is taken."""
+
+    def __init__(self, directory: Path, keys: Mapping[str, str]) -> None:
+        self.directory = directory
+        self.keys = dict(keys)
+
+    def path(self, instance_id: str) -> Path:
+        return self.directory / instance_id / f"{self.keys[instance_id]}.json"
+
+    def load(self) -> dict[str, ReferenceRun]:
+        from .pipeline.expected_tests import ReferenceRun
+
+        runs = {}
+        for instance_id in self.keys:
+            try:
+                data = json.loads(self.path(instance_id).read_text(encoding="utf-8"))
+                runs[instance_id] = ReferenceRun(**{key: tuple(value) if isinstance(value, list) else value
+                                                    for key, value in data.items()})
+            except (OSError, ValueError, TypeError):
+                continue  # absent or unreadable: recorded again
+        return runs
+
+    def store(self, run: ReferenceRun) -> None:
+        """Keep a resolved reference run; one that did not resolve (perhaps a busy machine's
+        timeout) is graded again by the next preparation."""
+        if run.test_names is None:
+            return
+        path = self.path(run.instance_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        temporary.write_text(json.dumps(dataclasses.asdict(run)), encoding="utf-8")
+        os.replace(temporary, path)  # atomic: a kill leaves the old file or the new one
+
+
+class Progress:
+    """One line per PROGRESS_EVERY recorded instances, with the time left at the rate so far
+    (the runs' own seconds over the workers: the wait for images before the first is not a rate)."""
+
+    def __init__(self, total: int, workers: int, log: Callable[[str], None]) -> None:
+        self.total, self.log, self.count, self.busy = total, log, 0, 0.0
+        self.parallel = max(1, min(workers, os.cpu_count() or 1))
+        self.started = time.monotonic()
+        self.lock = threading.Lock()
+
+    def done(self, run: ReferenceRun) -> None:
+        with self.lock:
+            self.count += 1
+            self.busy += run.seconds
+            if self.count % PROGRESS_EVERY and self.count != self.total:
+                return
+            left = self.busy / self.count * (self.total - self.count) / self.parallel
+            self.log(f"recorded {self.count}/{self.total} reference runs in {_duration(time.monotonic() - self.started)}"
+                     + (f", about {_duration(left)} left" if self.count < self.total else ""))
+
+
+def _estimate_line(todo: Sequence[MetadataEntry], reused: int, workers: int) -> str:
+    reuse = f"{reused} taken from earlier recordings ({RECORDINGS_DIR})" if reused else ""
+    if not todo:
+        return f"recording what grading needs: all {reuse}"
+    parallel = max(1, min(workers, os.cpu_count() or 1))
+    seconds = sum(SECONDS_PER_INSTANCE.get(entry.language, 10.0) for entry in todo) / parallel
+    return (f"recording what grading needs: {len(todo)} reference runs in Docker, {workers} at a time, about "
+            f"{_duration(seconds)} on this machine (plus any image build){'; ' + reuse if reuse else ''}; an "
+            f"interrupted preparation resumes where it stopped (--fast: none, with checks off)")
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(int(round(seconds)), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
 def _with_reference_run(entry: MetadataEntry, run: ReferenceRun) -> MetadataEntry:
@@ -661,9 +801,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--instance_ids", help="prepare only these (comma-separated, e.g. rust__fizzy); default: all")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel workers (default: CPU count)")
     parser.add_argument(
+        "--fast", "--no_record", dest="fast", action="store_true",
+        help="skip the reference runs (seconds instead of minutes, no Docker needed); " + FAST_COSTS
+             + ". Grading names the checks that are off in every result and refuses such a dataset with --strict",
+    )
+    parser.add_argument(
         "--record_expected_tests", action="store_true",
-        help="grade every reference solution in Docker and record its test names (expected_tests), "
-             "which grading then requires; references that fail are reported",
+        help="accepted so older commands work; does nothing: recording is the default (every reference solution "
+             "and stub is graded in Docker; what grading needs is recorded; references that fail are reported)",
     )
     return parser.parse_args(argv)
 
@@ -690,17 +835,27 @@ def _id_list(value: str | None) -> list[str] | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.record_expected_tests:
+        print("note: --record_expected_tests is the default now and changes nothing (--fast skips the recording)",
+              file=sys.stderr)
     try:
+        if args.fast and args.record_expected_tests:
+            raise PrepareError("--fast and --record_expected_tests contradict each other")
         languages = _language_list(args.languages)
         benchmark_dir = args.benchmark_dir or fetch_benchmark(args.benchmark_url)
         summary = prepare_dataset(benchmark_dir, args.output_dir, languages, max(1, args.workers),
-                                  record_expected=args.record_expected_tests,
-                                  instance_ids=_id_list(args.instance_ids))
-    except (PrepareError, UnknownLanguageError, OSError, ImageError, DatasetError, SandboxError) as error:
+                                  record_expected=not args.fast, instance_ids=_id_list(args.instance_ids),
+                                  log=lambda message: print(message, flush=True))
+    except (ImageError, SandboxError) as error:
+        print(f"prepare_polyglot_dataset: error: {error} (the reference runs recorded so far are kept: the same "
+              f"command resumes there; --fast prepares without Docker, with checks off)", file=sys.stderr)
+        return 1
+    except (PrepareError, UnknownLanguageError, OSError, DatasetError) as error:
         print(f"prepare_polyglot_dataset: error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("prepare_polyglot_dataset: interrupted; the previous output is unchanged", file=sys.stderr)
+        print("prepare_polyglot_dataset: interrupted; the previous output is unchanged, and the reference runs "
+              "recorded so far are kept: the same command resumes there", file=sys.stderr)
         return 130
     per_language = ", ".join(f"{language} {count}" for language, count in summary.instances_by_language.items())
     print(

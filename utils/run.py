@@ -125,6 +125,7 @@ def harness(
     pass_env: Sequence[str] | None = UNSET,
     agent_network: str = UNSET,
     ca_bundle: str | None = UNSET,
+    strict: bool = UNSET,
     force: bool = UNSET,
     progress: bool = UNSET,
     backend: str = UNSET,
@@ -273,6 +274,7 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
     predicted = _read_predictions(config.predictions, instances) if config.predictions else None
     if predicted is not None:
         instances = [instance for instance in instances if instance.instance_id in predicted]
+    check_recorded(instances, config.dataset, config.strict)
     agent = (PreparedAgent("predictions", None, "predictions") if predicted is not None
              else _prepare_agent(config, workdir))
     for warning in agent.warnings:
@@ -283,6 +285,31 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
                 for instance_id, attempts in finished.items() if len(attempts) == config.attempts}
     partial = {instance_id: attempts for instance_id, attempts in finished.items() if instance_id not in previous}
     return RunPlan(config, tuple(instances), agent, key, previous, predicted, partial)
+
+
+def check_recorded(instances: Sequence[Instance], dataset: Path, strict: bool) -> None:
+    """Say once, loudly, which grading checks this run cannot make because the dataset lacks
+    what they need (prepared with --fast); with `strict`, refuse to run instead."""
+    problem = missing_recordings(instances, dataset)
+    if problem is None:
+        return
+    if strict:
+        raise HarnessError(f"--strict: {problem}")
+    print(f"warning: {problem}", file=sys.stderr, flush=True)
+
+
+def missing_recordings(instances: Sequence[Instance], dataset: Path) -> str | None:
+    """One line naming the checks off for `instances` and how to prepare properly; None: all on."""
+    off: dict[str, int] = {}
+    for instance in instances:
+        for check in instance.checks_off:
+            off[check] = off.get(check, 0) + 1
+    if not off:
+        return None
+    named = ", ".join(f"{check} ({count} of {len(instances)} instances)" for check, count in off.items())
+    return (f"the dataset {dataset} was prepared without reference runs (--fast): grading runs without the checks "
+            f"{named}; prepare it again without --fast (python prepare_polyglot_dataset.py --benchmark_dir ...) "
+            f"for every check")
 
 
 def agent_layout_of(config: RunConfig) -> AgentLayout | None:

@@ -250,6 +250,9 @@ class RunConfig:
                                  help="bridge (the run's own network) | host | none")
     ca_bundle: str | None = setting(None, help="PEM bundle installed into every image's trust store "
                                                "(env POLYGLOT_CA_BUNDLE)")
+    strict: bool = setting(False, help="refuse a dataset that lacks what a grading check needs (prepared with "
+                                       "--fast: no expected tests or canaries recorded) instead of grading it "
+                                       "with those checks off")
     force: bool = setting(False, help="re-run finished instances")
     progress: bool = setting(True, flag="--no_progress", help="a progress bar on stderr (--no_progress: none)")
     backend: str = setting("docker", check=_backend,

@@ -23,6 +23,59 @@ def unskip_javascript(text: str) -> str:
     return _SKIPPED.sub(r"\1\2", text)
 
 
+# jest reports a test as `<file name>::<describe titles and its title, joined by spaces>`
+# (runner_results.parse_jest_json); these register tests that stay skipped however they run.
+_SKIPPING = {("test", "skip"), ("it", "skip"), ("describe", "skip")}
+_BLOCKS = {"describe", "test", "it"}
+
+
+def static_skips(path: str, text: str) -> tuple[str, ...]:
+    """The tests an (un-skipped) spec keeps skipped: `test.skip`/`it.skip` calls and every
+    test inside `describe.skip`, by jest's reported name. Read from the file's tokens
+    (comments and strings read as jest reads them); a title that is not a plain string is
+    not known statically and is left out (such a skip still needs the reference run)."""
+    if not path.endswith((".spec.js", ".test.js")):
+        return ()
+    toks, _ = source_facts.tokens(text, source_facts.JAVASCRIPT)
+    file_name = path.rsplit("/", 1)[-1]
+    return tuple(f"{file_name}::{' '.join(titles)}" for titles in _skipped_titles(toks))
+
+
+def _skipped_titles(toks) -> list[list[str]]:
+    found: list[list[str]] = []
+    open_blocks: list[tuple[int, str, bool]] = []  # (closing index, title, skipped)
+    for index, token in enumerate(toks):
+        while open_blocks and index > open_blocks[-1][0]:
+            open_blocks.pop()
+        call = _block_call(toks, index)
+        if call is None:
+            continue
+        kind, skip, title, close = call
+        titles = [title for _, title, _ in open_blocks] + [title]
+        skipped = skip or any(inherited for _, _, inherited in open_blocks)
+        if kind == "describe":
+            open_blocks.append((close, title, skipped))
+        elif skipped:
+            found.append(titles)
+    return found
+
+
+def _block_call(toks, index: int) -> tuple[str, bool, str, int] | None:
+    """(kind, skipped, title, index of its closing paren) of `describe|test|it[.skip](title,`
+    starting at toks[index]; None for anything else."""
+    token = toks[index]
+    if token.kind != source_facts.ID or token.text not in _BLOCKS or (index and toks[index - 1].text in (".", "?.")):
+        return None
+    at, skip = index + 1, False
+    if at + 1 < len(toks) and toks[at].text == "." and toks[at + 1].kind == source_facts.ID:
+        if (token.text, toks[at + 1].text) not in _SKIPPING:
+            return None
+        at, skip = at + 2, True
+    if at + 2 >= len(toks) or toks[at].text != "(" or toks[at + 1].kind != source_facts.STR or toks[at + 2].text != ",":
+        return None
+    return token.text, skip, toks[at + 1].text, toks.pairs.get(at, len(toks) - 1)
+
+
 # --- canaries ---------------------------------------------------------------------------
 
 _TEST = re.compile(
@@ -220,6 +273,7 @@ LANGUAGE = LanguageSpec(
     artifact_globs=COMMON_ARTIFACTS + ("node_modules", "node_modules/**", "package-lock.json", "coverage/**"),
     unskip_globs=("**/*.spec.js", "**/*.test.js"),
     unskip=unskip_javascript,
+    static_skips=static_skips,
     test_command="polyglot-js-test {report_dir}",
     trusted=TRUSTED,
     parse_results=parse_report,

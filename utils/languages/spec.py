@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..judging.canaries import Planter
 from ..judging.patches import SuspiciousFragment
@@ -74,6 +74,10 @@ def no_guard(path: str, content: bytes) -> str | None:
 
 def no_unskip(text: str) -> str:
     return text
+
+
+def no_static_skips(path: str, text: str) -> tuple[str, ...]:
+    return ()
 
 
 def origin_unknown(case: TestCase) -> str | None:
@@ -237,6 +241,10 @@ class LanguageSpec:
     suspicious: tuple[SuspiciousFragment, ...] = ()
     # Grading in a trusted process the solution cannot touch (None: in-process only).
     trusted: TrustedProcess | None = None
+    # The tests a hidden test file (path, un-skipped text) leaves skipped on purpose, by the
+    # names the runner reports, read from its source alone (jest's `test.skip`): grading
+    # allows them even when no reference run recorded `expected_skips`.
+    static_skips: Callable[[str, str], tuple[str, ...]] = no_static_skips
 
     def is_hidden(self, path: str) -> bool:
         return path.startswith(".meta/") or matches_any(path, self.hidden_globs)
@@ -262,6 +270,11 @@ class LanguageSpec:
     def keeps_new_file(self, path: str) -> bool:
         """Whether grading takes a file the patch adds (neither hidden nor an artifact)."""
         return matches_any(path, self.new_source_globs) and not matches_any(path, self.never_keep_globs)
+
+    def skipped_by_source(self, hidden_files: Mapping[str, str]) -> tuple[str, ...]:
+        """The tests the hidden files (path -> text) keep skipped after un-skipping, sorted."""
+        return tuple(sorted({name for path, text in hidden_files.items()
+                             for name in self.static_skips(path, self.unskip_text(path, text))}))
 
     def unskip_text(self, path: str, text: str) -> str:
         if matches_any(path, self.unskip_globs):

@@ -1,7 +1,7 @@
 """Expected test names per instance, recorded by grading each reference solution for real,
 and whether the untouched stub already passes, recorded by grading it with no patch.
 
-`prepare_polyglot_dataset.py --record_expected_tests` calls `record_expected_tests` on the
+`prepare_polyglot_dataset.py` (by default; not with --fast) calls `record_expected_tests` on the
 staged dataset before moving it into place. Grading then requires every recorded name to
 appear as passed, so a solution that ends the run early (or a runner that silently collects
 fewer tests) cannot resolve. Only tests defined in the instance's hidden test files are
@@ -21,10 +21,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..records.dataset import Instance, load_dataset
 from .grading import GradingRequest, grade
@@ -33,6 +34,7 @@ from ..records.instance_repo import checkout_commit
 from ..languages import LANGUAGES
 from ..judging.runner_results import ERROR, FAILED, SKIPPED
 from .pools import Sandboxes
+from ..seam.errors import SandboxError
 from ..seam.protocol import SandboxProvider
 from ..seam.registry import open_provider
 from ..judging.verdict import decide_separated
@@ -127,9 +129,24 @@ def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_tim
 
 def record_expected_tests(dataset_dir: Path, workers: int = 2, ca_bundle: str | None = None,
                           log: Callable[[str], None] = print,
-                          provider: SandboxProvider | None = None) -> dict[str, ReferenceRun]:
+                          provider: SandboxProvider | None = None,
+                          earlier: Mapping[str, ReferenceRun] | None = None,
+                          on_done: Callable[[ReferenceRun], None] = lambda run: None) -> dict[str, ReferenceRun]:
+    """Every instance's ReferenceRun: `earlier` ones (a resumed preparation's) are taken as they
+    are, the others graded `workers` at a time, each passed to `on_done` as it finishes (so an
+    interrupted preparation keeps what it did)."""
     instances = load_dataset(dataset_dir)
-    provider = provider or open_provider()
+    earlier = earlier or {}
+    todo = [instance for instance in instances if instance.instance_id not in earlier]
+    runs = {instance.instance_id: earlier[instance.instance_id] for instance in instances
+            if instance.instance_id in earlier}
+    if todo:
+        runs.update(_record(todo, workers, ca_bundle, log, provider or open_provider(), on_done))
+    return runs
+
+
+def _record(instances: list[Instance], workers: int, ca_bundle: str | None, log: Callable[[str], None],
+            provider: SandboxProvider, on_done: Callable[[ReferenceRun], None]) -> dict[str, ReferenceRun]:
     provider.prepare(log)
     settings = ImageSettings.from_env(ca_bundle=ca_bundle)
     languages = sorted({instance.language for instance in instances})
@@ -137,10 +154,31 @@ def record_expected_tests(dataset_dir: Path, workers: int = 2, ca_bundle: str | 
         images = provider.ensure_images([LANGUAGES[language] for language in languages], None, settings,
                                         Path(workdir), log)
     sandboxes = Sandboxes(provider, "record-expected")
+
+    def one(instance: Instance) -> ReferenceRun:
+        run = _with_retries(lambda: run_reference(sandboxes, images.grading[instance.language], instance), log)
+        on_done(run)
+        return run
+
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            runs = list(pool.map(lambda instance: run_reference(sandboxes, images.grading[instance.language], instance),
-                                 instances))
-    finally:
+        runs = list(pool.map(one, instances))
+    finally:  # interrupted: the queued instances never start (what finished was passed to on_done)
+        pool.shutdown(wait=True, cancel_futures=True)
         sandboxes.close()
     return {run.instance_id: run for run in runs}
+
+
+INFRA_RETRIES = 2  # an engine that times out on a busy machine is asked again, as grading does
+
+
+def _with_retries(attempt: Callable[[], ReferenceRun], log: Callable[[str], None]) -> ReferenceRun:
+    for number in range(1, INFRA_RETRIES + 2):
+        try:
+            return attempt()
+        except SandboxError as error:
+            if number > INFRA_RETRIES:
+                raise
+            log(f"infrastructure failure while recording (attempt {number}, retried): {error}")
+            time.sleep(2.0 * number)
+    raise AssertionError("unreachable")

@@ -122,7 +122,8 @@ def _run_try(job: InstanceJob, start: TryStart | None, log, stop: threading.Even
     result = InstanceResult(instance_id=instance.instance_id, model_name_or_path=job.model_name_or_path,
                             language=instance.language, agent=job.agent.name, agent_hash=job.agent.agent_hash,
                             agent_image=job.agent_image, grading_image=job.grading_image,
-                            grading_mode=instance.grading_mode, stub_passes=instance.stub_passes)
+                            grading_mode=instance.grading_mode, stub_passes=instance.stub_passes,
+                            checks_off=list(instance.checks_off))
     started = time.monotonic()
     feedback = None
     if job.tries > 1:

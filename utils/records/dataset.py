@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..languages import LANGUAGES, LanguageSpec, get_language
-from ..judging.verdict import GRADING_MODES, GRADING_TESTS
+from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_MODES, GRADING_TESTS
 from ..checkout import DEFAULT_DATASET_DIR, SUBSETS_DIR
 
 FULL_SUBSET = "full"
@@ -205,13 +205,36 @@ class Instance:
             problem_statement=entry.problem_statement, solution_paths=entry.solution_paths,
             hidden_paths=entry.hidden_paths, agent_repo_dir=repos_dir / AGENT_REPO_DIRNAME,
             grading_repo_dir=repos_dir / GRADING_REPO_DIRNAME, reference_dir=dataset_dir / entry.reference_dir,
-            files=entry.files, expected_tests=entry.expected_tests, expected_skips=entry.expected_skips,
+            files=entry.files, expected_tests=entry.expected_tests, expected_skips=_skips(entry),
             grading_mode=entry.grading_mode, stub_passes=entry.stub_passes, canary_sources=entry.canary_sources,
         )
 
     @property
     def language_spec(self) -> LanguageSpec:
         return get_language(self.language)
+
+    @property
+    def checks_off(self) -> tuple[str, ...]:
+        """The checks grading cannot make on this instance because preparation did not record
+        what they need (CHECKS; a fast preparation records nothing): () when all are on."""
+        if self.grading_mode == GRADING_BUILD_ONLY:
+            return ()  # nothing runs: neither check applies
+        recorded = {CHECK_EXPECTED_TESTS: self.expected_tests, CHECK_CANARIES: self.canary_sources}
+        return tuple(check for check in CHECKS if recorded[check] is None)
+
+
+def _skips(entry: MetadataEntry) -> tuple[str, ...]:
+    """The tests that may stay skipped: the reference run's, else what the hidden tests say
+    statically (jest's `test.skip`), so a dataset prepared without reference runs knows them."""
+    if entry.expected_skips is not None:
+        return entry.expected_skips
+    return get_language(entry.language).skipped_by_source(entry.reference_tests)
+
+
+# The checks that need a reference run at preparation (what `checks_off` names):
+CHECK_EXPECTED_TESTS = "expected_tests"  # every test the reference ran must run and pass
+CHECK_CANARIES = "canaries"              # mutated copies of real tests planted, each must fail
+CHECKS = (CHECK_EXPECTED_TESTS, CHECK_CANARIES)
 
 
 @dataclass(frozen=True)

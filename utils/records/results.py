@@ -103,6 +103,12 @@ class InstanceResult:
                                           # decides, as upstream; listed in reports)
     stub_passes: bool | None = None       # the untouched stub resolves this instance (refactoring
                                           # exercises, build-only ones); None: not known
+    checks_off: list[str] = field(default_factory=list)  # grading checks not made for this instance
+                                          # because its dataset lacks what they need (a --fast
+                                          # preparation: no reference runs): "expected_tests" (every
+                                          # test the reference ran must run and pass), "canaries"
+                                          # (mutated copies of real tests planted, each must fail);
+                                          # [] when every check ran (utils/records/dataset.py CHECKS)
     grading_isolation: str | None = None  # how the solution ran beside the tests: "trusted_process"
                                           # (a separate process as another uid, answering the test
                                           # process over a socket; python, javascript) | "in_process"
@@ -318,6 +324,7 @@ class RunReport:
     agent_usage: dict[str, int]           # summed over the agents' agent_usage.json
     build_only_ids: list[str]             # graded by the build alone (test-writing)
     stub_passes_ids: list[str]            # the untouched stub resolves these
+    checks_off: dict[str, list[str]]      # check -> ids graded without it (InstanceResult.checks_off)
     resolved_with_suspicious_lines: list[str]  # resolved, with kept lines that look like forging
     instances_in_several_result_files: list[str] = field(default_factory=list)  # counted once
     # language -> {resolved id: the try that resolved it} (pass rates)
@@ -408,7 +415,8 @@ class RunReport:
     def run_report_json(self) -> dict[str, Any]:
         """`<name>_0.0.json`: counts and ids per bucket (`error_instances` counts error +
         incomplete), completed/unfinished ids, reasons by name, the run's name, build-only and
-        stub-passing ids, schema_version; then pass_rates_json's keys and attempts_json's."""
+        stub-passing ids, checks_off (check -> ids graded without it: their dataset was prepared
+        with --fast; {} when every check ran), schema_version; then pass_rates_json's keys and attempts_json's."""
         ids = self.ids
         return {
             "total_instances": self.total_instances, "submitted_instances": self.submitted_instances,
@@ -420,7 +428,8 @@ class RunReport:
             "error_ids": ids[Bucket.ERROR], "incomplete_ids": ids[Bucket.INCOMPLETE],
             "unfinished_ids": self.unfinished_ids, "reasons": dict(sorted(self.reasons.items())),
             "model_name_or_path": self.model_name_or_path, "build_only_ids": self.build_only_ids,
-            "stub_passes_ids": self.stub_passes_ids, "schema_version": self.schema_version,
+            "stub_passes_ids": self.stub_passes_ids, "checks_off": self.checks_off,
+            "schema_version": self.schema_version,
         } | self.pass_rates_json() | self.attempts_json()
 
     def score_json(self) -> dict[str, Any]:
@@ -428,7 +437,7 @@ class RunReport:
         total_* counts and ids per bucket; per_language; reasons, most frequent first;
         agent_usage; instances_in_several_result_files; resolved_with_suspicious_lines; graded_by
         (tests / build_only); stub_passes_ids, resolved_stub_passes and
-        accuracy_score_excluding_stub_passes; then pass_rates_json's keys (Aider's pass_rate_1,
+        accuracy_score_excluding_stub_passes; checks_off (as in the run report); then pass_rates_json's keys (Aider's pass_rate_1,
         pass_rate_2, overall and per language); then attempts_json's keys (--attempts K > 1)."""
         ids = self.ids
         return {
@@ -451,6 +460,7 @@ class RunReport:
             "stub_passes_ids": self.stub_passes_ids,
             "resolved_stub_passes": self.resolved_stub_passes,
             "accuracy_score_excluding_stub_passes": self.accuracy_score_excluding_stub_passes,
+            "checks_off": self.checks_off,
         } | self.pass_rates_json() | self.attempts_json()
 
 
@@ -475,11 +485,20 @@ def build_run_report(model_name_or_path: str, selected_ids: Sequence[str], resul
         agent_usage=_summed_usage(result.usage_over_attempts for result in by_id.values()),
         build_only_ids=[i for i, r in by_id.items() if r.grading_mode == GRADING_BUILD_ONLY],
         stub_passes_ids=[i for i, r in by_id.items() if r.stub_passes],
+        checks_off=_checks_off(by_id),
         resolved_with_suspicious_lines=[i for i, r in by_id.items() if r.eval_result == Bucket.RESOLVED and r.suspicious],
         instances_in_several_result_files=sorted(instances_in_several_result_files),
         resolved_tries=_resolved_tries(by_id.values()),
         attempt_counts=_attempt_counts(by_id.values()),
     )
+
+
+def _checks_off(by_id: Mapping[str, InstanceResult]) -> dict[str, list[str]]:
+    off: dict[str, list[str]] = {}
+    for instance_id, result in by_id.items():
+        for check in result.checks_off if isinstance(result.checks_off, list) else ():
+            off.setdefault(str(check), []).append(instance_id)
+    return dict(sorted(off.items()))
 
 
 def _attempt_counts(results: Iterable[InstanceResult]) -> dict[str, dict[str, Attempts]]:

@@ -20,6 +20,9 @@ report.json adds per-instance successes, pass@k, pass^k and the 95 % interval
 (test-writing exercises); `stub_passes_ids` lists instances the untouched stub already
 resolves (refactoring exercises and build-only ones), and
 `accuracy_score_excluding_stub_passes` scores only the instances a no-op cannot resolve.
+`checks_off` maps each grading check that was not made (its dataset was prepared with --fast:
+"expected_tests", "canaries") to the instances graded without it; {} when every check ran. The
+table then says so in a warning line.
 `cost` (added after every other key) is utils/views/pricing.py RunCost.to_json with a price table
 (`--prices`, utils/views/pricing.py), else null: agent_usage then holds the tokens only.
 
@@ -109,6 +112,8 @@ def format_table(data: dict[str, Any]) -> str:
         lines.append(f"note: {len(data['stub_passes_ids'])} instance(s) resolve with the untouched stub "
                      f"({data['resolved_stub_passes']} of them resolved here); without them: "
                      f"{data['accuracy_score_excluding_stub_passes']:.4f}")
+    if data.get("checks_off"):
+        lines.append(checks_off_line(data["checks_off"]))
     if data["resolved_with_suspicious_lines"]:
         lines.append(f"audit: {len(data['resolved_with_suspicious_lines'])} resolved instance(s) have kept lines that "
                      f"look like verdict forging (see `suspicious` in their result): "
@@ -119,6 +124,12 @@ def format_table(data: dict[str, Any]) -> str:
         lines.append(f"note: {len(data['instances_in_several_result_files'])} instance(s) found in several result "
                      f"files were counted once (latest file): {', '.join(data['instances_in_several_result_files'][:10])}")
     return "\n".join(lines)
+
+
+def checks_off_line(checks_off: dict[str, list[str]]) -> str:
+    counts = ", ".join(f"{check} ({len(ids)} instance(s))" for check, ids in checks_off.items())
+    return (f"warning: graded without {counts}: the dataset was prepared with --fast; prepare it again without "
+            f"--fast for every check")
 
 
 def _pass_rate_line(data: dict[str, Any]) -> str:
