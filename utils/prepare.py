@@ -586,7 +586,7 @@ class RecordingCache:
         self.keys = dict(keys)
 
     def path(self, instance_id: str) -> Path:
-        return self.directory / instance_id / f"{self.keys[instance_id]}.json"
+        return (self.directory / instance_id / self.keys[instance_id]).with_suffix(".json")
 
     def load(self) -> dict[str, ReferenceRun]:
         from .pipeline.expected_tests import ReferenceRun
