@@ -93,3 +93,11 @@ def test_include_record_refuses_what_reaches_the_tests(record: str, finding: str
         assert findings == []
     else:
         assert findings and finding in findings[0], findings
+
+
+def test_catch_guard_and_macros_defined_by_a_solution_are_refused_but_lookalikes_are_not():
+    refused = {violation.construct for violation in check(SOURCE_POLICY, {"x.h": (
+        "#define TWOBLUECUBES_SINGLE_INCLUDE_CATCH_HPP_INCLUDED\n#define TEST_CASE(...) void f()\n"
+        "#define REQUIRE_THROWS_AS(a, b) (void)a\n#define CHECKED 1\n#define REQUIRED_SIZE 2\n")})}
+    assert refused == {"define TWOBLUECUBES_SINGLE_INCLUDE_CATCH_HPP_INCLUDED", "define TEST_CASE",
+                       "define REQUIRE_THROWS_AS"}, refused
