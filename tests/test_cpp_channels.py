@@ -33,13 +33,17 @@ ATTACKS = {
     "include_by_name": ({".cpp": ("include_by_name.cpp", "before")}, "No such file or directory"),
     # A stringized, computed include with a comment inside the directive: the same.
     "computed_include": ({".cpp": ("computed_include.cpp", "before")}, "No such file or directory"),
-    # The header re-reads the test TU through __BASE_FILE__: the include record shows it.
+    # The header re-reads the test TU through __BASE_FILE__: the test TU is compiled with
+    # -fmacro-prefix-map, so __BASE_FILE__ names the test's old path, where it no longer is; the
+    # macro tables show the macros the header defined to read it with. (A re-inclusion the
+    # record shows, "includes the test file itself", is pinned in tests/test_cpp_reader.py.)
     "include_base_file": ({".h": ("include_base_file.h", "after"), ".cpp": ("%:define POLY_SOLUTION\n", "before")},
-                          "includes the test file itself"),
+                          "which the hidden test or its framework spells"),
     # The header defines Catch's guard and the test's macros: the macro tables show it.
     "rewrite_test_macros": ({".h": ("rewrite_test_macros.h", "after")}, "which the hidden test or its framework spells"),
     # The header includes Catch's header from test/ (to wrap its macros): the include record shows it.
-    "include_catch_header": ({".h": ("include_catch_header.h", "after")}, "neither a solution file nor a system header"),
+    "include_catch_header": ({".h": ("include_catch_header.h", "after"), ".cpp": ("%:define POLY_SOLUTION\n", "before")},
+                             "neither a solution file nor a system header"),
 }
 
 
@@ -61,8 +65,6 @@ def _write_forger(directory: Path, dataset: Path, instance_id: str, tricks: dict
         trick = tricks.get(Path(relative).suffix)
         if trick:
             text = _trick_text(trick[0], stem)
-            if trick[0] == "include_base_file.h":
-                text = text.replace("%:if !defined(POLY_INSIDE)", "%:if !defined(POLY_INSIDE) && !defined(POLY_SOLUTION)")
             content = text + "\n" + content if trick[1] == "before" else content + "\n" + text
         target.write_text(content)
     (directory / "forger.json").write_text(json.dumps({"instance_id": instance_id, "description": str(tricks)}))
