@@ -276,7 +276,7 @@ class Dialect:
     text_blocks: bool = False         # Java's """…"""
     regex_literals: bool = False      # JavaScript's /…/flags
     digit_separator: str = ""         # C++'s 1'000'000
-    line_directives: bool = False     # C/C++ preprocessor lines (`#` first on a line)
+    line_directives: bool = False     # C/C++ preprocessor lines (`#` or `%:` first on a line), digraphs
 
 
 _PUNCT3 = ("...", "<<=", ">>=", "===", "!==", "**=", "&&=", "||=", "??=", "->*", ">>>", "<=>")
@@ -323,9 +323,13 @@ class _Scanner:
         self.comments: list[Token] = []  # line comments, kept for directive readers (Go's //go:)
         self.template_depths: list[int] = []  # brace depth at each open `${` of a JS template
         self.depth = 0
+        # No token yet since the last newline outside a comment: a block comment spanning lines
+        # joins them (`x /*\n*/ #define` is no directive), as the compiler reads it.
+        self.fresh_line = True
 
     def emit(self, kind: str, text: str, line: int) -> None:
         self.out.append(Token(kind, text, line))
+        self.fresh_line = False
 
     def advance_to(self, end: int) -> str:
         chunk = self.text[self.pos:end]
@@ -338,6 +342,7 @@ class _Scanner:
         while self.pos < len(text):
             char = text[self.pos]
             if char in " \t\r\f\v\n":
+                self.fresh_line = self.fresh_line or char == "\n"
                 self.advance_to(self.pos + 1)
             elif text.startswith("//", self.pos):
                 end = text.find("\n", self.pos)
@@ -346,7 +351,7 @@ class _Scanner:
                 self.advance_to(end)
             elif text.startswith("/*", self.pos):
                 self.block_comment()
-            elif char == "#" and self.dialect.line_directives and self.at_line_start():
+            elif self.dialect.line_directives and self.directive_start():
                 self.directive_line()
             elif char.isdigit() or (char == "." and text[self.pos + 1:self.pos + 2].isdigit()):
                 self.number()
@@ -379,6 +384,12 @@ class _Scanner:
         start = self.text.rfind("\n", 0, self.pos) + 1
         return not self.text[start:self.pos].strip()
 
+    def directive_start(self) -> bool:
+        """`#` or `%:` first on its line once comments are spaces (`/**/ #define` is one)."""
+        if not (self.text.startswith("#", self.pos) or self.text.startswith("%:", self.pos)):
+            return False
+        return self.fresh_line
+
     def block_comment(self) -> None:
         depth, index = 0, self.pos
         while index < len(self.text):
@@ -395,22 +406,13 @@ class _Scanner:
         self.advance_to(min(index, len(self.text)))
 
     def directive_line(self) -> None:
-        """A preprocessor line (continuations joined) as one `#` token, then its tokens."""
-        end = self.pos
-        while True:
-            newline = self.text.find("\n", end)
-            if newline < 0:
-                end = len(self.text)
-                break
-            if self.text[:newline].rstrip("\r").endswith("\\"):
-                end = newline + 1
-                continue
-            end = newline
-            break
-        line = self.line
-        body = self.text[self.pos + 1:end]
-        self.emit("directive", re.sub(r"\\\r?\n", " ", body).strip(), line)
-        self.advance_to(self.pos + 1)  # the rest is tokenized as usual (macro bodies are code)
+        """A preprocessor line (continuations joined, comments as spaces, digraphs spelled as
+        their tokens, as the compiler reads it) as one `directive` token, then its tokens."""
+        marker = 2 if self.text.startswith("%:", self.pos) else 1
+        end = _directive_end(self.text, self.pos)
+        body = _directive_text(re.sub(r"\\\r?\n", " ", self.text[self.pos + marker:end]))
+        self.emit("directive", body.strip(), self.line)
+        self.advance_to(self.pos + marker)  # the rest is tokenized as usual (macro bodies are code)
 
     def number(self) -> None:
         match = re.compile(r"[0-9A-Za-z_.']*" if self.dialect.digit_separator else r"[0-9A-Za-z_.]*").match(
@@ -552,6 +554,8 @@ class _Scanner:
         self.advance_to(index)
 
     def punct(self) -> None:
+        if self.dialect.line_directives and self.digraph():
+            return
         for size, table in ((3, _PUNCT3), (2, _PUNCT2)):
             if self.text[self.pos:self.pos + size] in table:
                 self.emit(PUNCT, self.text[self.pos:self.pos + size], self.line)
@@ -564,6 +568,47 @@ class _Scanner:
             self.depth -= 1
         self.emit(PUNCT, char, self.line)
         self.advance_to(self.pos + 1)
+
+
+    def digraph(self) -> bool:
+        """C++'s alternative tokens read as the ones they stand for (`%:%:` is `##`)."""
+        text, pos = self.text, self.pos
+        for spelling, meaning in _DIGRAPHS:
+            if text.startswith(spelling, pos):
+                # `<::` not followed by `:` or `>` is `<` then `::` (C++11 [lex.pptoken]).
+                if spelling == "<:" and text.startswith("<::", pos) and text[pos + 3:pos + 4] not in (":", ">"):
+                    return False
+                self.depth += {"{": 1, "}": -1}.get(meaning, 0)
+                self.emit(PUNCT, meaning, self.line)
+                self.advance_to(pos + len(spelling))
+                return True
+        return False
+
+
+_DIGRAPHS = (("%:%:", "##"), ("%:", "#"), ("<:", "["), (":>", "]"), ("<%", "{"), ("%>", "}"))
+# A directive's text: literals kept, comments one space, digraphs their tokens.
+_DIRECTIVE_PIECE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|/\*.*?(?:\*/|$)|//[^\n]*|%:%:|%:|<:|:>|<%|%>',
+                              re.S)
+
+
+def _directive_end(text: str, start: int) -> int:
+    """Where the directive starting at `start` ends: its newline, block comments (which may span
+    lines: the directive goes on after one) and literals skipped."""
+    for match in re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|/\*.*?(?:\*/|\Z)|//[^\n]*|\\\r?\n|\n',
+                            re.S).finditer(text, start):
+        if match.group(0) == "\n":
+            return match.start()
+    return len(text)
+
+
+def _directive_text(body: str) -> str:
+    replace = {"%:%:": "##", "%:": "#", "<:": "[", ":>": "]", "<%": "{", "%>": "}"}
+    def one(match: re.Match[str]) -> str:
+        piece = match.group(0)
+        if piece.startswith(("/*", "//")):
+            return " "
+        return replace.get(piece, piece)
+    return _DIRECTIVE_PIECE.sub(one, body)
 
 
 class TokenList(list):

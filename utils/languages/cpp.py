@@ -124,7 +124,10 @@ SOURCE_POLICY = SourcePolicy((".cpp", ".cc", ".cxx", ".c", ".h", ".hh", ".hpp", 
     ("catch_names", TEST_FRAMEWORK, NAME,
      r"^(::)?Catch(::|$)|^(CATCH_\w+|INTERNAL_CATCH_\w+|TEST_CASE\w*|TEMPLATE_TEST_CASE\w*|SCENARIO|SECTION"
      r"|(REQUIRE|CHECK)(_FALSE|_THAT|_THROWS\w*|_NOTHROW)?)(\(\))?$"),
-    ("catch_config", TEST_FRAMEWORK, DIRECTIVE, r"^define (CATCH_|DOCTEST_)"),
+    # Catch's configuration, its include guard, or its macros defined by the solution (the
+    # runner's include record refuses the last two structurally too: docker/cpp/polyglot-cpp-includes).
+    ("catch_config", TEST_FRAMEWORK, DIRECTIVE,
+     r"^define (CATCH_|DOCTEST_|TWOBLUECUBES_|INTERNAL_CATCH_|(TEST_CASE|SECTION|SCENARIO|REQUIRE|CHECK)(_\w+)?$)"),
     # C linkage declares any libc or runtime symbol under a name of the attacker's choosing.
     ("foreign_linkage", INTROSPECTION, DIRECTIVE, r'^extern "'),
     ("asm", INTROSPECTION, NAME, r"^(asm|__asm__|__asm|_asm)(\(\))?$|(^|::)__builtin_(frame_address|return_address)"),
