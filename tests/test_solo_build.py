@@ -3,7 +3,7 @@ tests"): go and rust.
 
 Before the hidden tests are compiled, the grading runner (docker/<lang>/polyglot-*-test) builds
 the solution on its own: go, `go build .` with every *_test.go moved out of the package
-directory; rust, the library (`cargo test --lib --no-run`, `cargo build --lib`) with tests/
+directory; rust, the library and its cfg(test) unit-test target (`cargo build --lib --tests`) with tests/
 parked in a private directory. A solution that needs a hidden test to build fails that build,
 nothing of it runs, and the verdict is `unresolved`, reason `solution_needs_tests`.
 
