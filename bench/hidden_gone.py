@@ -155,6 +155,8 @@ def main() -> int:
     parser.add_argument("--skip", default="", help="instance ids not to measure (e.g. measured by a cut run)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument("--runners_in_images", action="store_true",
+                        help="before runs the test command its image's runner script names (go too)")
     args = parser.parse_args()
     languages = args.languages.split(",")
     wanted = set(filter(None, args.instance_ids.split(",")))
@@ -166,7 +168,7 @@ def main() -> int:
     after_images = {name: ensure_language_image(client, LANGUAGES[name], ImageSettings.from_env(), log=print).tag
                     for name in languages}
     before_images = dict(pair.split("=", 1) for pair in args.before.split(","))
-    variants = (Variant("before", before_images, BEFORE_COMMANDS), Variant("after", after_images, {}))
+    variants = (Variant("before", before_images, {} if args.runners_in_images else BEFORE_COMMANDS), Variant("after", after_images, {}))
     output = args.output or Path(__file__).parent / "results" / f"hidden_gone-{time.strftime('%Y%m%dT%H%M%S')}.json"
     output.parent.mkdir(parents=True, exist_ok=True)
     journal = output.with_suffix(".jsonl")
