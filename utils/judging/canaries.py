@@ -468,14 +468,18 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     eligible = _unique_names(eligible)
     every_test = "\n".join(files.values())
     assertions = {unit.name: _first_assertion(planter, files[path], unit, every_test) for path, unit in eligible}
-    chosen = _choose(eligible, count, lambda unit: assertions[unit.name] is not None, rng)
-    namer = _Namer(sorted(all_names), set(all_names), planter.name_style, every_test, rng)
     pools = {path: _value_pool(planter, files[path], units[path]) for path in files}
     docs = _documents(tree)
+    contexts = {unit.name: ValueContext(files[path], unit, every_test, docs) for path, unit in eligible}
+    values = {unit.name: _draw(contexts[unit.name], assertions[unit.name], pools[path], rng)
+              for path, unit in eligible if assertions[unit.name] is not None}
+    chosen = _choose(eligible, count, lambda unit: unit.name in values, rng,
+                     lambda unit: unit.name in values and values[unit.name][1] == 0)
+    namer = _Namer(sorted(all_names), set(all_names), planter.name_style, every_test, rng)
     per_file: dict[Path, list[tuple[TestUnit, Canary]]] = {}
     for path, unit in chosen:
-        context = ValueContext(files[path], unit, every_test, docs)
-        canary = _canary(planter, context, assertions[unit.name], pools[path], namer, rng)
+        canary = _canary(planter, contexts[unit.name], assertions[unit.name], values.get(unit.name, (None, 0))[0],
+                         namer, rng)
         per_file.setdefault(path, []).append((unit, canary))
     canaries: list[Canary] = []
     for path, planted in per_file.items():
@@ -484,6 +488,12 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
         canaries += [canary for _, canary in planted]
         path.write_text(plant_text(planter, files[path], planted), encoding="utf-8", errors="surrogateescape")
     return tuple(canaries)
+
+
+def _draw(context: ValueContext, assertion: Assertion, pool: list, rng: secrets.SystemRandom) -> tuple[object, int]:
+    """The copy's value for a test, and how far its appearance is from the real one's."""
+    words = sorted(set(re.findall(r"[A-Za-z]{2,}|[0-9]+", context.every_test)))
+    return drawn_value(assertion.value, pool, rng, words, context.profile(assertion))
 
 
 def _documents(tree: Path) -> str:
@@ -507,15 +517,20 @@ class _Namer:
 
 
 def _choose(eligible: list, count: int | None, mutable: Callable[[TestUnit], bool],
-            rng: secrets.SystemRandom) -> list:
-    """Every eligible test, or `count` of them: tests with a mutable assertion first (their
-    canaries carry no tell), the fallback's only to make up the number."""
+            rng: secrets.SystemRandom, untellable: Callable[[TestUnit], bool] = lambda unit: True) -> list:
+    """Every eligible test, or `count` of them: tests with a mutable assertion whose copy's
+    value appears exactly where the real one does first (`untellable`), then the other
+    mutable ones (their canaries carry no tell of shape), the fallback's only to make up the
+    number."""
     if count is None:
         return eligible
-    first = [item for item in eligible if mutable(item[1])]
-    rest = [item for item in eligible if not mutable(item[1])]
-    picked = rng.sample(first, min(count, len(first)))
-    return picked + rng.sample(rest, min(count - len(picked), len(rest)))
+    tiers = [[item for item in eligible if mutable(item[1]) and untellable(item[1])],
+             [item for item in eligible if mutable(item[1]) and not untellable(item[1])],
+             [item for item in eligible if not mutable(item[1])]]
+    picked: list = []
+    for tier in tiers:
+        picked += rng.sample(tier, min(count - len(picked), len(tier)))
+    return picked
 
 
 def _first_assertion(planter: Planter, text: str, unit: TestUnit, every_test: str = "") -> Assertion | None:
@@ -582,7 +597,7 @@ def _value_pattern(value: object) -> re.Pattern[str]:
     return re.compile(re.escape(str(value)))
 
 
-def _canary(planter: Planter, context: ValueContext, assertion: Assertion | None, pool: list,
+def _canary(planter: Planter, context: ValueContext, assertion: Assertion | None, value: object,
             namer: _Namer, rng: secrets.SystemRandom) -> Canary:
     unit, text = context.unit, context.text
     hidden = namer.fresh()
@@ -591,8 +606,6 @@ def _canary(planter: Planter, context: ValueContext, assertion: Assertion | None
     if assertion is None:
         failure = planter.fallback_failure(expected, actual) if planter.fallback_failure else ""
         return Canary(unit.name, hidden, expected, actual, name, fallback_failure=failure)
-    words = sorted(set(re.findall(r"[A-Za-z]{2,}|[0-9]+", context.every_test)))
-    value = fresh_value(assertion.value, pool, rng, words, context.profile(assertion))
     literal = str(value) if isinstance(value, Symbol) else (assertion.written or planter.mutator.literal)(value)
     original = text[unit.start + assertion.start:unit.start + assertion.end]
     if isinstance(value, str) and original[:1] in "'\"" and literal[:1] in "'\"":
@@ -678,17 +691,23 @@ def fresh_value(value: int | str | bool | Symbol, pool: Sequence, rng: secrets.S
     else it appears: `appearance_profile`) is the original's, else the nearest. Drawn from
     the file's own values only, a copy's value was always another test's real one, and the
     real test of a pair was the one whose value appeared nowhere else. A boolean is flipped."""
+    return drawn_value(value, pool, rng, words, profile)[0]
+
+
+def drawn_value(value, pool: Sequence, rng: secrets.SystemRandom, words: Sequence[str] = (),
+                profile: Callable[[object], tuple[int, ...]] | None = None) -> tuple[object, int]:
+    """`fresh_value` and how far its profile is from the original's (0: none can tell)."""
     if isinstance(value, bool):
-        return not value
+        return not value, 0
     options = _candidates(value, pool, rng, words)
     if not options:
         raise CanaryError(f"no other value for {value!r}")
     if profile is None:
-        return rng.choice(options)
+        return rng.choice(options), 0
     target = profile(value)
     distances = [sum(abs(a - b) for a, b in zip(profile(option), target)) for option in options]
     nearest = min(distances)
-    return rng.choice([option for option, distance in zip(options, distances) if distance == nearest])
+    return rng.choice([option for option, distance in zip(options, distances) if distance == nearest]), nearest
 
 
 def _candidates(value: int | str | Symbol, pool: Sequence, rng: secrets.SystemRandom,
