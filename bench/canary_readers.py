@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import random
 import re
 import shutil
@@ -83,9 +84,9 @@ def exercise_files(exercise: Path, globs) -> tuple[list[Path], str, str]:
     tests = [path for path in exercise.rglob("*") if path.is_file()
              and matches_any(path.relative_to(exercise).as_posix(), globs)]
     docs = "\n".join(path.read_text(errors="replace") for path in (exercise / ".docs").glob("*.md"))
-    stub = "\n".join(path.read_text(errors="replace") for path in exercise.rglob("*") if path.is_file()
-                     and path not in tests and not path.relative_to(exercise).as_posix().startswith((".meta", ".docs"))
-                     and path.suffix in (".py", ".js", ".rs", ".go", ".java", ".cpp", ".h", ".hpp"))
+    config = json.loads((exercise / ".meta" / "config.json").read_text())
+    stub = "\n".join((exercise / relative).read_text(errors="replace") for relative in config["files"]["solution"]
+                     if (exercise / relative).is_file())
     return tests, docs, stub
 
 

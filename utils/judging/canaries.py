@@ -592,9 +592,8 @@ def _value_pattern(value: object) -> re.Pattern[str]:
         return re.compile(rf"(?<![\w]){re.escape(value.name)}(?!\w)")
     if isinstance(value, bool):
         return re.compile(rf"\b{str(value).lower()}\b", re.I)
-    if isinstance(value, int):
-        return re.compile(rf"(?<![\w.]){value}(?![\w.])")
-    return re.compile(re.escape(str(value)))
+    # A reader searches for a value as a token: not inside a longer word or number.
+    return re.compile(rf"(?<![\w.]){re.escape(str(value))}(?![\w.])")
 
 
 def _canary(planter: Planter, context: ValueContext, assertion: Assertion | None, value: object,
