@@ -153,10 +153,18 @@ def test_a_reader_choosing_the_real_test_by_where_its_value_appears_wins_a_coin(
 @pytest.mark.docker
 @pytest.mark.parametrize("attack", ATTACKS, ids=[f"{p.parent.name}/{p.name}" for p in ATTACKS])
 def test_an_always_equal_type_passes_its_copy_and_is_caught(attack: Path, provider, real_dataset):
+    """cpp__perfect-numbers and rust__two-bucket resolved before issue 32 (every canary a
+    fallback; measured with the former planter). java__connect's Winner is an editor file:
+    replacing it is dropped, so there the real tests fail as well."""
     meta = json.loads((attack / "forger.json").read_text())
     outcome = grade_forger(provider, real_dataset, attack)
     assert any(canary.mutation for canary in outcome.canaries), meta["instance_id"]
-    assert not outcome.verdict.resolved and outcome.verdict.reason == Reason.CANARY_PASSED, outcome.verdict
+    assert not outcome.verdict.resolved, outcome.verdict
+    if meta.get("expect") == "provided_type":
+        assert outcome.verdict.reason in (Reason.CANARY_PASSED, Reason.TESTS_FAILED), outcome.verdict
+        assert outcome.results.summary()["failed"] > len(outcome.canaries), outcome.results.summary()
+    else:
+        assert outcome.verdict.reason == Reason.CANARY_PASSED, outcome.verdict
 
 
 @pytest.mark.docker
