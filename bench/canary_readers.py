@@ -57,7 +57,7 @@ def old_fresh_value(value, pool, rng, words=(), profile=None):
                    and int(word) != value]
         return rng.choice(written) if written else canary_module._fresh_int(value, rng)
     if isinstance(value, Symbol):
-        return canary_module.fresh_value(value, pool, rng, words)
+        raise ValueError(f"no other constant for {value}")
     return canary_module._swap_a_word(value, words, rng) or canary_module._fresh_string(value, rng)
 
 
@@ -152,7 +152,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     if args.drawing == "old":
-        canary_module.fresh_value = old_fresh_value
+        canary_module.drawn_value = lambda value, pool, rng, words=(), profile=None: (
+            old_fresh_value(value, pool, rng, words), 0)
     rng = random.Random(args.seed)
     print(f"drawing: {args.drawing}")
     print(f"{'language':<11} {'gradings':>9} {'pairs':>6} {'best reader':<32} {'per pair':>9} {'per grading':>12}")
