@@ -577,14 +577,20 @@ class ValueContext:
 def appearance_profile(value: object, own: str, rest: str, docs: str) -> tuple[int, ...]:
     """What a reader holding the tests and the instructions can see of a value besides its
     slot: how often it appears in its own test, in the other tests, in the instructions
-    (0, 1, 2, 3+), and for a string how many of its words appear nowhere there."""
+    (`_magnitude`), and for a string how many of its words appear nowhere there."""
     pattern = _value_pattern(value)
-    counts = tuple(min(3, len(pattern.findall(text))) for text in (own, rest, docs))
+    counts = tuple(_magnitude(len(pattern.findall(text))) for text in (own, rest, docs))
     if not isinstance(value, str):
         return counts
     seen = own + rest + docs
     unknown = sum(1 for word in re.findall(r"[A-Za-z]{2,}", value) if not re.search(rf"\b{word}\b", seen))
     return counts + (min(3, unknown),)
+
+
+def _magnitude(count: int) -> int:
+    """0, 1, 2 as they are, then one step per doubling (3, 4-7, 8-15, ...): a reader compares
+    how often two values appear, and a few more or fewer among many says little."""
+    return count if count < 3 else 2 + count.bit_length() - 1
 
 
 def _value_pattern(value: object) -> re.Pattern[str]:
@@ -696,17 +702,21 @@ def fresh_value(value: int | str | bool | Symbol, pool: Sequence, rng: secrets.S
 def drawn_value(value, pool: Sequence, rng: secrets.SystemRandom, words: Sequence[str] = (),
                 profile: Callable[[object], tuple[int, ...]] | None = None) -> tuple[object, int]:
     """`fresh_value` and how far its profile is from the original's (0: none can tell)."""
-    if isinstance(value, bool):
-        return not value, 0
+    if isinstance(value, bool):  # no choice: how far it is still decides which tests grading picks
+        return not value, (_distance(profile(not value), profile(value)) if profile else 0)
     options = _candidates(value, pool, rng, words)
     if not options:
         raise CanaryError(f"no other value for {value!r}")
     if profile is None:
         return rng.choice(options), 0
     target = profile(value)
-    distances = [sum(abs(a - b) for a, b in zip(profile(option), target)) for option in options]
+    distances = [_distance(profile(option), target) for option in options]
     nearest = min(distances)
     return rng.choice([option for option, distance in zip(options, distances) if distance == nearest]), nearest
+
+
+def _distance(profile: tuple[int, ...], target: tuple[int, ...]) -> int:
+    return sum(abs(a - b) for a, b in zip(profile, target))
 
 
 def _candidates(value: int | str | Symbol, pool: Sequence, rng: secrets.SystemRandom,
