@@ -35,6 +35,7 @@ pure function of the pristine file and the canaries (`plant_text`), so feedback 
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from dataclasses import dataclass, replace
@@ -570,21 +571,31 @@ class ValueContext:
     def profile(self, assertion: Assertion) -> Callable[[object], tuple[int, ...]]:
         own_text = self.text[self.unit.start:self.unit.end]
         own = own_text[:assertion.start] + " " + own_text[assertion.end:]
-        rest = self.every_test.replace(own_text, " ", 1)
-        return lambda value: appearance_profile(value, own, rest, self.docs)
+        return lambda value: appearance_profile(value, own, self.every_test, self.docs, own_text)
 
 
-def appearance_profile(value: object, own: str, rest: str, docs: str) -> tuple[int, ...]:
+def appearance_profile(value: object, own: str, tests: str, docs: str, own_text: str = "") -> tuple[int, ...]:
     """What a reader holding the tests and the instructions can see of a value besides its
-    slot: how often it appears in its own test, in the other tests, in the instructions
-    (`_magnitude`), and for a string how many of its words appear nowhere there."""
-    pattern = _value_pattern(value)
-    counts = tuple(_magnitude(len(pattern.findall(text))) for text in (own, rest, docs))
+    slot: how often it appears in its own test, in the other tests (`tests` less `own_text`,
+    the test with its slot), in the instructions (`_magnitude`), and for a string how many of
+    its words appear nowhere there. Counts in the whole files are cached: grading draws for
+    every eligible test."""
+    rest = _occurrences(value, tests) - (_occurrences(value, own_text) if own_text else 0)
+    counts = (_magnitude(_occurrences(value, own)), _magnitude(rest), _magnitude(_occurrences(value, docs)))
     if not isinstance(value, str):
         return counts
-    seen = own + rest + docs
-    unknown = sum(1 for word in re.findall(r"[A-Za-z]{2,}", value) if not re.search(rf"\b{word}\b", seen))
+    unknown = sum(1 for word in re.findall(r"[A-Za-z]{2,}", value)
+                  if not any(_occurrences(word, text) for text in (own, tests, docs)))
     return counts + (min(3, unknown),)
+
+
+def _occurrences(value: object, text: str) -> int:
+    return _cached_occurrences(type(value).__name__, value, text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _cached_occurrences(kind: str, value: object, text: str) -> int:
+    return len(_value_pattern(value).findall(text))
 
 
 def _magnitude(count: int) -> int:
