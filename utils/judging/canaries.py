@@ -5,8 +5,9 @@ runner reports (results, exit code, console summary). A canary is a test that a 
 solution must fail, and it carries no tell (issue 25). For each chosen test T:
 
 - the canary is a COPY of T's own text in which one assertion's expected value, a plain
-  literal (`Assertion`, found by the language's `Mutator`), is replaced by a fresh value of the
-  same type and shape (`fresh_value`: drawn from the file's own expected values when it can);
+  literal or a named constant (`Assertion`, found by the language's `Mutator`), is replaced by
+  a fresh value of the same type and shape (`fresh_value`: one that appears where the original
+  appears, `appearance_profile`, so no reader places the pair's values; issue 32);
   it sits right before or right after T, in a drawn order;
 - every test of T's file is renamed (names made of its neighbours' words, `neighbour_name`):
   T, its copy and the others, so no name is upstream's or says which of a pair is the copy;
@@ -761,9 +762,9 @@ def _capitalised(word: str) -> str:
 
 
 def _same_shape(other, value) -> bool:
-    if isinstance(value, (str, Symbol)):
-        if isinstance(value, Symbol):
-            return other.qualifier == value.qualifier
+    if isinstance(value, Symbol):
+        return other.qualifier == value.qualifier  # a constant of the same enum
+    if isinstance(value, str):
         return True  # any other expected string of the file reads like a real one
     return (other < 0) == (value < 0) and len(str(abs(other))) == len(str(abs(value))) \
         and abs(other) <= _bound(abs(value))
