@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from polyglot_harness.utils.judging.canaries import (Canary, LiteralSyntax, Mutation, fresh_value, plant, plant_text,
-                                                     separate)
+from polyglot_harness.utils.judging.canaries import (Canary, LiteralSyntax, Mutation, appearance_profile, fresh_value,
+                                                     plant, plant_text, separate)
 from polyglot_harness.utils.judging.runner_results import (FAILED, PASSED, TestCase, TestResults, parse_go_test_json,
                                                            parse_jest_json, parse_junit_reports,
                                                            parse_libtest_logfiles)
@@ -301,11 +301,17 @@ def test_an_integer_stays_within_the_width_its_original_fits():
     assert all(fresh_value(100, [], rng) <= 127 for _ in range(500))  # an i8 stays an i8
 
 
-def test_a_fresh_value_is_another_of_the_files_own_expected_values_of_its_shape():
+def test_a_fresh_value_appears_where_the_original_appears_no_more_no_less():
+    """Issue 32: a value drawn from the file's other expected values is always another test's
+    real value, so the real test of a pair was the one whose value appears nowhere else. The
+    copy's value now has the original's appearance profile."""
     rng = FixedRandom(4)
-    drawn = {fresh_value(12, [12, 34, 56, 7, "ab"], rng) for _ in range(400)}
-    assert drawn == {34, 56}  # never 7 (another shape), never 12 itself
-    assert len({fresh_value(12, [12, 7], rng) for _ in range(400)}) > 20  # none alike: drawn at random
+    own, rest, docs = "f(3)", "assert f(1) == 34\nassert f(2) == 56\n", "the answer is 12 or 21"
+    profile = lambda value: appearance_profile(value, own, rest, docs)  # noqa: E731
+    drawn = {fresh_value(12, [12, 34, 56, 7, "ab"], rng, ("21",), profile) for _ in range(100)}
+    assert drawn == {21}  # in the docs once, nowhere else: as 12
+    profile_34 = lambda value: appearance_profile(value, own, rest.replace("34", "99"), docs)  # noqa: E731
+    assert {fresh_value(99, [99, 56], rng, (), profile_34) for _ in range(50)} == {56}  # another test's: another's
 
 
 def test_a_local_counts_as_the_expected_value_only_when_the_assertion_is_its_one_use():

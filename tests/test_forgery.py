@@ -40,8 +40,9 @@ STOPPED_BEFORE_CANARIES = {
 # Every test of a file with a canary is renamed (issue 25): the upstream names such a forger
 # spares match nothing, so the real failures it meant to flip stay in the report.
 ALREADY_CAUGHT.update({f"{language}/spare_unknown_names": {"tests_failed"} for language in LANGUAGES})
-# Mutated values are drawn from the test file's own expected values: betting that a canary's
-# value is one the instructions never show fails real assertions too (or spares a canary).
+# A mutated value appears in the instructions as often as its original (issue 32): betting that
+# a canary's value is one the instructions never show fails real assertions too (or spares a
+# canary).
 ALREADY_CAUGHT["cpp/unseen_expected_values"] = {"tests_failed", "canary_passed"}
 # The reference plus a panic hook printing every 5-digit number in place of the message: only
 # the canaries fail, without their framework's format.

@@ -5,8 +5,9 @@ runner reports (results, exit code, console summary). A canary is a test that a 
 solution must fail, and it carries no tell (issue 25). For each chosen test T:
 
 - the canary is a COPY of T's own text in which one assertion's expected value, a plain
-  literal (`Assertion`, found by the language's `Mutator`), is replaced by a fresh value of the
-  same type and shape (`fresh_value`: drawn from the file's own expected values when it can);
+  literal or a named constant (`Assertion`, found by the language's `Mutator`), is replaced by
+  a fresh value of the same type and shape (`fresh_value`: one that appears where the original
+  appears, `appearance_profile`, so no reader places the pair's values; issue 32);
   it sits right before or right after T, in a drawn order;
 - every test of T's file is renamed (names made of its neighbours' words, `neighbour_name`):
   T, its copy and the others, so no name is upstream's or says which of a pair is the copy;
@@ -35,6 +36,7 @@ pure function of the pristine file and the canaries (`plant_text`), so feedback 
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from dataclasses import dataclass, replace
@@ -248,9 +250,11 @@ class LiteralSyntax:
     quotes: str
     booleans: tuple[str, str] | None
     binding: re.Pattern[str] | None = None
+    symbols: bool = False  # a named constant (`Symbol`) counts as a literal too
 
-    def value(self, source: str) -> int | str | bool | None:
-        return plain_literal(source, self.quotes, self.booleans)
+    def value(self, source: str) -> int | str | bool | Symbol | None:
+        value = plain_literal(source, self.quotes, self.booleans)
+        return symbol_value(source) if value is None and self.symbols else value
 
     def side(self, test: str, span: tuple[int, int]) -> tuple[int, int, int | str | bool] | None:
         """An assertion's side that is a plain literal, or a local bound to one before it and
@@ -299,6 +303,78 @@ def plain_literal(source: str, quotes: str = "\"", booleans: tuple[str, str] | N
         return match["body"]
     if booleans and source in booleans:
         return source == booleans[1]
+    return None
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A named constant written as an expected value (an enum's constant, a class's static
+    field): `qualifier` + `name`, e.g. `perfect_numbers::classification::` + `abundant`. A
+    canary swaps it for another name the test files write under the same qualifier, so a type
+    whose equality always holds passes the copy (issue 32)."""
+    qualifier: str
+    name: str
+
+    def __str__(self) -> str:
+        return self.qualifier + self.name
+
+
+_SYMBOL = re.compile(r"(?P<qualifier>(?:[A-Za-z_]\w*(?:::|\.))+)(?P<name>[A-Za-z_]\w*)")
+# Not a constant when a call, a struct literal, a deeper path or a member access follows.
+_NOT_A_CONSTANT_AFTER = re.compile(r"\s*(?:[({!]|::|\.[A-Za-z_])")
+
+
+def symbol_value(source: str) -> Symbol | None:
+    """`source` as a qualified constant (`A::b`, `A.B`), None otherwise."""
+    match = _SYMBOL.fullmatch(source.strip())
+    return Symbol(match["qualifier"], match["name"]) if match and _a_type_path(match["qualifier"]) else None
+
+
+def _a_type_path(qualifier: str) -> bool:
+    """A path names a type or a namespace (`::`), a dotted one only when its last part is
+    capitalised (Java's `Winner.NONE`): `t.expected` is a variable's field, and its
+    neighbours (`t.input`) need not share its type."""
+    return qualifier.endswith("::") or qualifier.rstrip(".").rsplit(".", 1)[-1][:1].isupper()
+
+
+def symbols_in(text: str, qualifier: str) -> list[Symbol]:
+    """The constants `text` writes under `qualifier`, in order of first appearance."""
+    names: dict[str, None] = {}
+    for match in re.finditer(rf"(?<![\w.:]){re.escape(qualifier)}(?P<name>[A-Za-z_]\w*)\b", text):
+        if not _NOT_A_CONSTANT_AFTER.match(text, match.end()):
+            names.setdefault(match["name"])
+    return [Symbol(qualifier, name) for name in names]
+
+
+def constant_point(test: str, span: tuple[int, int], constant: Callable[[str], bool],
+                   **scan) -> tuple[int, int, Symbol | int | str] | None:
+    """In an expected side built of constants only (`constant`, the language's test, e.g.
+    `Some(Classification::Abundant)`, `Err(Error::InvalidRowCount(3))`): the first qualified
+    constant or plain integer or string in it (its span and value), the point a canary changes."""
+    source = test[span[0]:span[1]]
+    if not constant(source):
+        return None
+    index = span[0]
+    while index < span[1]:
+        char = test[index]
+        if char in scan.get("quotes", "\""):
+            end = _string_end(test, index, char)
+            value = plain_literal(test[index:end], scan.get("quotes", "\""))
+            if isinstance(value, str):
+                return index, end, value
+            index = end
+            continue
+        match = _SYMBOL.match(test, index, span[1])
+        if match and _a_type_path(match["qualifier"]) and (index == 0 or not re.match(r"[\w.:]", test[index - 1])):
+            if not _NOT_A_CONSTANT_AFTER.match(test, match.end()):
+                return index, match.end(), Symbol(match["qualifier"], match["name"])
+            index = match.end()
+            continue
+        number = _INT_LITERAL.match(test, index, span[1])
+        if number and not re.match(r"[\w.]", test[index - 1]) and not re.match(r"[\w.]", test[number.end():number.end() + 1] or " "):
+            return index, number.end(), int(number.group())
+        word = re.compile(r"\w+").match(test, index, span[1])
+        index = word.end() if word else index + 1
     return None
 
 
@@ -392,13 +468,20 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     eligible = [(path, unit) for path, file_units in units.items() for unit in file_units
                 if sources is None or unit.name in sources]
     eligible = _unique_names(eligible)
-    assertions = {unit.name: _first_assertion(planter, files[path], unit) for path, unit in eligible}
-    chosen = _choose(eligible, count, lambda unit: assertions[unit.name] is not None, rng)
-    namer = _Namer(sorted(all_names), set(all_names), planter.name_style, "\n".join(files.values()), rng)
+    every_test = "\n".join(files.values())
+    assertions = {unit.name: _first_assertion(planter, files[path], unit, every_test) for path, unit in eligible}
     pools = {path: _value_pool(planter, files[path], units[path]) for path in files}
+    docs = _documents(tree)
+    contexts = {unit.name: ValueContext(files[path], unit, every_test, docs) for path, unit in eligible}
+    values = {unit.name: _draw(contexts[unit.name], assertions[unit.name], pools[path], rng)
+              for path, unit in eligible if assertions[unit.name] is not None}
+    chosen = _choose(eligible, count, lambda unit: unit.name in values, rng,
+                     lambda unit: unit.name in values and values[unit.name][1] == 0)
+    namer = _Namer(sorted(all_names), set(all_names), planter.name_style, every_test, rng)
     per_file: dict[Path, list[tuple[TestUnit, Canary]]] = {}
     for path, unit in chosen:
-        canary = _canary(planter, files[path], unit, assertions[unit.name], pools[path], namer, rng)
+        canary = _canary(planter, contexts[unit.name], assertions[unit.name], values.get(unit.name, (None, 0))[0],
+                         namer, rng)
         per_file.setdefault(path, []).append((unit, canary))
     canaries: list[Canary] = []
     for path, planted in per_file.items():
@@ -407,6 +490,18 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
         canaries += [canary for _, canary in planted]
         path.write_text(plant_text(planter, files[path], planted), encoding="utf-8", errors="surrogateescape")
     return tuple(canaries)
+
+
+def _draw(context: ValueContext, assertion: Assertion, pool: list, rng: secrets.SystemRandom) -> tuple[object, int]:
+    """The copy's value for a test, and how far its appearance is from the real one's."""
+    words = sorted(set(re.findall(r"[A-Za-z]{2,}|[0-9]+", context.every_test)))
+    return drawn_value(assertion.value, pool, rng, words, context.profile(assertion))
+
+
+def _documents(tree: Path) -> str:
+    """The instructions in the tree (`.docs/`), where a reader looks a value up too."""
+    return "\n".join(read_regular(tree, relative).decode("utf-8", errors="replace")
+                     for relative in regular_files(tree) if relative.startswith(".docs/"))
 
 
 @dataclass
@@ -424,44 +519,111 @@ class _Namer:
 
 
 def _choose(eligible: list, count: int | None, mutable: Callable[[TestUnit], bool],
-            rng: secrets.SystemRandom) -> list:
-    """Every eligible test, or `count` of them: tests with a mutable assertion first (their
-    canaries carry no tell), the fallback's only to make up the number."""
+            rng: secrets.SystemRandom, untellable: Callable[[TestUnit], bool] = lambda unit: True) -> list:
+    """Every eligible test, or `count` of them: tests with a mutable assertion whose copy's
+    value appears exactly where the real one does first (`untellable`), then the other
+    mutable ones (their canaries carry no tell of shape), the fallback's only to make up the
+    number."""
     if count is None:
         return eligible
-    first = [item for item in eligible if mutable(item[1])]
-    rest = [item for item in eligible if not mutable(item[1])]
-    picked = rng.sample(first, min(count, len(first)))
-    return picked + rng.sample(rest, min(count - len(picked), len(rest)))
+    tiers = [[item for item in eligible if mutable(item[1]) and untellable(item[1])],
+             [item for item in eligible if mutable(item[1]) and not untellable(item[1])],
+             [item for item in eligible if not mutable(item[1])]]
+    picked: list = []
+    for tier in tiers:
+        picked += rng.sample(tier, min(count - len(picked), len(tier)))
+    return picked
 
 
-def _first_assertion(planter: Planter, text: str, unit: TestUnit) -> Assertion | None:
-    """The test's first assertion with a literal expected value: the same one at preparation
-    (which checks the canary behaves on the reference) and at every grading."""
+def _first_assertion(planter: Planter, text: str, unit: TestUnit, every_test: str = "") -> Assertion | None:
+    """The test's first assertion with a mutable expected value (a named constant only when
+    the test files write another under its qualifier): the same one at preparation (which
+    checks the canary behaves on the reference) and at every grading."""
     if planter.mutator is None:
         return None
-    found = planter.mutator.assertions(text[unit.start:unit.end])
-    return found[0] if found else None
+    for assertion in planter.mutator.assertions(text[unit.start:unit.end]):
+        if not isinstance(assertion.value, Symbol) or _alternatives(assertion.value, every_test or text):
+            return assertion
+    return None
 
 
-def _value_pool(planter: Planter, text: str, units: list[TestUnit]) -> list[int | str | bool]:
-    """Every literal expected value of the file's tests: a mutated value is drawn from them
-    when one has the right shape, so it looks like the file's real expected values."""
+def _alternatives(symbol: Symbol, text: str) -> list[Symbol]:
+    return [other for other in symbols_in(text, symbol.qualifier) if other != symbol]
+
+
+def _value_pool(planter: Planter, text: str, units: list[TestUnit]) -> list[int | str | bool | Symbol]:
+    """Every expected value of the file's tests (and the constants written under the
+    qualifier of each named one): the candidates a mutated value is chosen among first."""
     if planter.mutator is None:
         return []
-    return [assertion.value for unit in units for assertion in planter.mutator.assertions(text[unit.start:unit.end])]
+    values = [assertion.value for unit in units for assertion in planter.mutator.assertions(text[unit.start:unit.end])]
+    return values + [other for value in values if isinstance(value, Symbol) for other in _alternatives(value, text)]
 
 
-def _canary(planter: Planter, text: str, unit: TestUnit, assertion: Assertion | None, pool: list,
+@dataclass(frozen=True)
+class ValueContext:
+    """Where a reader of the planted tests looks a pair's values up: the test's own text
+    (the mutated slot left out), the rest of the test files, the instructions."""
+    text: str        # the test's file
+    unit: TestUnit
+    every_test: str  # every test file of the instance, joined
+    docs: str
+
+    def profile(self, assertion: Assertion) -> Callable[[object], tuple[int, ...]]:
+        own_text = self.text[self.unit.start:self.unit.end]
+        own = own_text[:assertion.start] + " " + own_text[assertion.end:]
+        return lambda value: appearance_profile(value, own, self.every_test, self.docs, own_text)
+
+
+def appearance_profile(value: object, own: str, tests: str, docs: str, own_text: str = "") -> tuple[int, ...]:
+    """What a reader holding the tests and the instructions can see of a value besides its
+    slot: how often it appears in its own test, in the other tests (`tests` less `own_text`,
+    the test with its slot), in the instructions (`_magnitude`), and for a string how many of
+    its words appear nowhere there. Counts in the whole files are cached: grading draws for
+    every eligible test."""
+    rest = _occurrences(value, tests) - (_occurrences(value, own_text) if own_text else 0)
+    counts = (_magnitude(_occurrences(value, own)), _magnitude(rest), _magnitude(_occurrences(value, docs)))
+    if not isinstance(value, str):
+        return counts
+    unknown = sum(1 for word in re.findall(r"[A-Za-z]{2,}", value)
+                  if not any(_occurrences(word, text) for text in (own, tests, docs)))
+    return counts + (min(3, unknown),)
+
+
+def _occurrences(value: object, text: str) -> int:
+    return _cached_occurrences(type(value).__name__, value, text)
+
+
+@functools.lru_cache(maxsize=65536)
+def _cached_occurrences(kind: str, value: object, text: str) -> int:
+    return len(_value_pattern(value).findall(text))
+
+
+def _magnitude(count: int) -> int:
+    """0, 1, 2 as they are, then one step per doubling (3, 4-7, 8-15, ...): a reader compares
+    how often two values appear, and a few more or fewer among many says little."""
+    return count if count < 3 else 2 + count.bit_length() - 1
+
+
+def _value_pattern(value: object) -> re.Pattern[str]:
+    if isinstance(value, Symbol):
+        return re.compile(rf"(?<![\w]){re.escape(value.name)}(?!\w)")
+    if isinstance(value, bool):
+        return re.compile(rf"\b{str(value).lower()}\b", re.I)
+    # A reader searches for a value as a token: not inside a longer word or number.
+    return re.compile(rf"(?<![\w.]){re.escape(str(value))}(?![\w.])")
+
+
+def _canary(planter: Planter, context: ValueContext, assertion: Assertion | None, value: object,
             namer: _Namer, rng: secrets.SystemRandom) -> Canary:
+    unit, text = context.unit, context.text
     hidden = namer.fresh()
     name = namer.fresh() if planter.mutator else ""  # without a renamer: the upstream name
     expected, actual = rng.sample(range(10_000, 99_999), 2)
     if assertion is None:
         failure = planter.fallback_failure(expected, actual) if planter.fallback_failure else ""
         return Canary(unit.name, hidden, expected, actual, name, fallback_failure=failure)
-    value = fresh_value(assertion.value, pool, rng, sorted(set(re.findall(r"[A-Za-z]{2,}|[0-9]+", text))))
-    literal = (assertion.written or planter.mutator.literal)(value)
+    literal = str(value) if isinstance(value, Symbol) else (assertion.written or planter.mutator.literal)(value)
     original = text[unit.start + assertion.start:unit.start + assertion.end]
     if isinstance(value, str) and original[:1] in "'\"" and literal[:1] in "'\"":
         literal = original[0] + literal[1:-1] + original[0]  # the file's own quote style
@@ -535,25 +697,52 @@ def _unique_names(eligible: list[tuple[Path, TestUnit]]) -> list[tuple[Path, Tes
 _INT_BOUNDS = (127, 255, 32_767, 65_535, 2**31 - 1, 2**32 - 1, 2**63 - 1)
 
 
-def fresh_value(value: int | str | bool, pool: Sequence, rng: secrets.SystemRandom,
-                words: Sequence[str] = ()) -> int | str | bool:
-    """A value of the same type as `value`, never equal to it, drawn to look like the file's
-    real expected values: a boolean flipped; another of the file's expected values (`pool`)
-    of that type (integers: of the same sign, digit count and width) when there is one; else
-    an integer of that shape written elsewhere in the file or drawn at random, a string with
-    one word swapped for another word of the file (`words`). A mutated value is then about as
-    likely as a real one to appear in what the solution's author sees (stub, instructions),
-    so "fail the assertions whose expected value is nowhere in the instructions" does not
-    single canaries out (measured in the README)."""
-    if isinstance(value, bool):
-        return not value
+def fresh_value(value: int | str | bool | Symbol, pool: Sequence, rng: secrets.SystemRandom,
+                words: Sequence[str] = (),
+                profile: Callable[[object], tuple[int, ...]] | None = None) -> int | str | bool | Symbol:
+    """A value of the same type as `value`, never equal to it, that a reader holding the tests
+    cannot tell from it (issue 32): among candidates of the same type and shape (the file's
+    other expected values, integers of the same sign, digit count and width written in the
+    file or drawn, strings with one word swapped for a word of the file or some letters
+    changed, the other constants under a named one's qualifier), one whose `profile` (where
+    else it appears: `appearance_profile`) is the original's, else the nearest. Drawn from
+    the file's own values only, a copy's value was always another test's real one, and the
+    real test of a pair was the one whose value appeared nowhere else. A boolean is flipped."""
+    return drawn_value(value, pool, rng, words, profile)[0]
+
+
+def drawn_value(value, pool: Sequence, rng: secrets.SystemRandom, words: Sequence[str] = (),
+                profile: Callable[[object], tuple[int, ...]] | None = None) -> tuple[object, int]:
+    """`fresh_value` and how far its profile is from the original's (0: none can tell)."""
+    if isinstance(value, bool):  # no choice: how far it is still decides which tests grading picks
+        return not value, (_distance(profile(not value), profile(value)) if profile else 0)
+    options = _candidates(value, pool, rng, words)
+    if not options:
+        raise CanaryError(f"no other value for {value!r}")
+    if profile is None:
+        return rng.choice(options), 0
+    target = profile(value)
+    distances = [_distance(profile(option), target) for option in options]
+    nearest = min(distances)
+    return rng.choice([option for option, distance in zip(options, distances) if distance == nearest]), nearest
+
+
+def _distance(profile: tuple[int, ...], target: tuple[int, ...]) -> int:
+    return sum(abs(a - b) for a, b in zip(profile, target))
+
+
+def _candidates(value: int | str | Symbol, pool: Sequence, rng: secrets.SystemRandom,
+                words: Sequence[str]) -> list:
     alike = [other for other in pool if type(other) is type(value) and other != value and _same_shape(other, value)]
-    if alike:
-        return rng.choice(alike)
+    if isinstance(value, Symbol):
+        return sorted(set(alike), key=str)
     if isinstance(value, int):
         written = [int(word) for word in words if word.isdigit() and _same_shape(int(word), value) and int(word) != value]
-        return rng.choice(written) if written else _fresh_int(value, rng)
-    return _swap_a_word(value, words, rng) or _fresh_string(value, rng)
+        drawn = [_fresh_int(value, rng) for _ in range(24)]
+        return sorted(set(alike + written + [number for number in drawn if number != value]))
+    swapped = [_swap_a_word(value, words, rng) for _ in range(12)]
+    changed = [_fresh_string(value, rng) for _ in range(12)]
+    return sorted({option for option in alike + swapped + changed if option is not None and option != value})
 
 
 def _swap_a_word(value: str, words: Sequence[str], rng: secrets.SystemRandom) -> str | None:
@@ -573,6 +762,8 @@ def _capitalised(word: str) -> str:
 
 
 def _same_shape(other, value) -> bool:
+    if isinstance(value, Symbol):
+        return other.qualifier == value.qualifier  # a constant of the same enum
     if isinstance(value, str):
         return True  # any other expected string of the file reads like a real one
     return (other < 0) == (value < 0) and len(str(abs(other))) == len(str(abs(value))) \

@@ -7,8 +7,8 @@ import re
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, apply_edits,
-                                call_arguments, matching_brace)
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
+                                apply_edits, call_arguments, matching_brace)
 from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -57,9 +57,11 @@ def leaf(reported: str) -> Leaf | None:
 
 # Catch2's JUnit failure text: `  REQUIRE( <expression> )`, `with expansion:`, then the
 # expanded `<lhs> == <rhs>` indented by two.
+# A named constant (an enum's, `ns::classification::abundant`) counts: a canary swaps it for
+# another the tests write under its qualifier (issue 32).
 _LITERALS = LiteralSyntax("\"", ("false", "true"), re.compile(
-    r"\b(?:const[ \t]+)?(?:int|long|unsigned|std::size_t|size_t|auto|std::string)[ \t]+(?P<name>\w+)[ \t]*"
-    r"=[ \t]*(?P<value>[^;\n{}]+?)[ \t]*;"))
+    r"\b(?:const[ \t]+)?(?:int|long|unsigned|std::size_t|size_t|auto|std::string|(?:\w+::)+\w+)[ \t]+(?P<name>\w+)[ \t]*"
+    r"=[ \t]*(?P<value>[^;\n{}]+?)[ \t]*;"), symbols=True)
 _CHECK = re.compile(r"(?<![\w])(?P<macro>REQUIRE|CHECK)\(")
 
 
@@ -87,9 +89,12 @@ def assertions(test: str) -> list[Assertion]:
     return found
 
 
-def _failure(macro: str, side: int, value: int | str, direct: bool = True) -> str:
+def _failure(macro: str, side: int, value: int | str | Symbol, direct: bool = True) -> str:
+    """Catch's message: the expression as written, then its expansion (a named constant's
+    expansion is the enum's value or `{?}`: only its written form is checked)."""
     shown = [".*", ".*"]
-    shown[side] = re.escape(_expanded(value))
+    if not isinstance(value, Symbol):
+        shown[side] = re.escape(_expanded(value))
     written = [".*", ".*"]
     if direct:
         written[side] = re.escape(literal(value))
@@ -104,7 +109,7 @@ def _expanded(value: int | str) -> str:
     return literal(value)
 
 
-def literal(value: int | str | bool) -> str:
+def literal(value: int | str | bool | Symbol) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 

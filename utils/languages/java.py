@@ -7,8 +7,8 @@ import re
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit,
-                                apply_edits, brace_depths, call_arguments, matching_brace)
+from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, Symbol,
+                                TestUnit, apply_edits, brace_depths, call_arguments, matching_brace)
 from ..judging.runner_results import TestCase
 from .spec import COMMON_ARTIFACTS, LanguageSpec
 
@@ -102,8 +102,11 @@ def leaf(reported: str) -> Leaf | None:
 # AssertJ's isEqualTo message (3.x): `expected: E` then ` but was: A`, each on its line;
 # JUnit's assertEquals: `expected: <E> but was: <A>`.
 _IS_EQUAL_TO = re.compile(r"\)\s*\.isEqualTo\(")
+# A class's named constant (`Winner.PLAYER_X`, an enum's) counts: a canary swaps it for another
+# the tests write under that class (issue 32).
 _LITERALS = LiteralSyntax("\"", ("false", "true"), re.compile(
-    r"\b(?:final[ \t]+)?(?:int|long|String|boolean|var)[ \t]+(?P<name>\w+)[ \t]*=[ \t]*(?P<value>[^;\n]+?)[ \t]*;"))
+    r"\b(?:final[ \t]+)?(?:int|long|String|boolean|var|[A-Z]\w*)[ \t]+(?P<name>\w+)[ \t]*=[ \t]*(?P<value>[^;\n]+?)[ \t]*;"),
+    symbols=True)
 _IS_TRUE = re.compile(r"\)\s*\.(?P<method>isTrue|isFalse)\(\s*\)")
 _ASSERT_EQUALS = re.compile(r"(?<![\w.])(?:Assertions\.)?assertEquals\(")
 
@@ -130,8 +133,11 @@ def assertions(test: str) -> list[Assertion]:
     return sorted(found, key=lambda assertion: assertion.start)
 
 
-def _assertj_failure(value: int | str | bool) -> str:
-    return f"^expected: {re.escape(literal(value))}\n but was: .*$"
+def _assertj_failure(value: int | str | bool | Symbol) -> str:
+    """AssertJ shows an enum constant by its name (its toString, unless overridden: then the
+    canary misbehaves on the reference and is never recorded)."""
+    shown = value.name if isinstance(value, Symbol) else literal(value)
+    return f"^expected: {re.escape(shown)}\n but was: .*$"
 
 
 def _boolean_failure(value: int | str | bool) -> str:
@@ -140,11 +146,14 @@ def _boolean_failure(value: int | str | bool) -> str:
     return f"^(?:Expecting value to be {shown} but was {'false' if value else 'true'}|expected: {shown})$"
 
 
-def _junit_failure(value: int | str | bool) -> str:
-    return f"expected: <{re.escape(value if isinstance(value, str) else literal(value))}> but was: <.*>"
+def _junit_failure(value: int | str | bool | Symbol) -> str:
+    shown = value if isinstance(value, str) else value.name if isinstance(value, Symbol) else literal(value)
+    return f"expected: <{re.escape(shown)}> but was: <.*>"
 
 
-def literal(value: int | str | bool) -> str:
+def literal(value: int | str | bool | Symbol) -> str:
+    if isinstance(value, Symbol):
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     return f'"{value}"' if isinstance(value, str) else str(value)

@@ -7,8 +7,8 @@ import re
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, apply_edits,
-                                call_arguments, matching_brace)
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
+                                apply_edits, call_arguments, constant_point, matching_brace)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
 # --- guard ------------------------------------------------------------------------------
@@ -95,27 +95,73 @@ _LITERALS = LiteralSyntax("\"", ("false", "true"),
 
 
 def assertions(test: str) -> list[Assertion]:
-    """`assert_eq!(x, LITERAL)` (either side literal; two arguments: a message changes the
-    panic text)."""
+    """`assert_eq!(x, EXPECTED)` (either side; two arguments: a message changes the panic
+    text): EXPECTED a plain literal, or built of constants only (`Some(Classification::Abundant)`,
+    `Err(Error::InvalidRowCount(3))`), whose first named constant or literal a canary changes."""
     found = []
     for match in _ASSERT_EQ.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
         if not spans or len(spans) != 2:
             continue
-        sides = [_LITERALS.side(test, span) for span in spans]
-        for side, found_side in enumerate(sides):
-            if found_side is not None and _LITERALS.value(test[slice(*spans[1 - side])]) is None:
-                found.append(Assertion(*found_side, lambda new, side=side: _failure(side, new)))
-    return found
+        for side, span in enumerate(spans):
+            if _LITERALS.value(test[slice(*spans[1 - side])]) is not None or _constant(test[slice(*spans[1 - side])]):
+                continue  # two constants: neither is the solution's value
+            exact = _LITERALS.side(test, span)
+            point = exact or constant_point(test, _bound_expression(test, span) or span, _constant)
+            if point is not None:
+                found.append(Assertion(*point, lambda new, side=side, whole=exact is not None: _failure(side, new, whole)))
+    return sorted(found, key=lambda assertion: assertion.start)
 
 
-def _failure(side: int, value: int | str | bool) -> str:
+def _bound_expression(test: str, span: tuple[int, int]) -> tuple[int, int] | None:
+    """The expression a local at `span` is bound to (`let expected = BucketStats { .. };`,
+    over lines too), when the assertion is the local's one use besides its binding."""
+    name = test[span[0]:span[1]]
+    if not re.fullmatch(r"[a-z_]\w*", name) or len(re.findall(rf"(?<![\w.]){name}(?!\w)", test)) != 2:
+        return None
+    binding = re.search(rf"\blet[ \t]+(?:mut[ \t]+)?{name}[ \t]*(?::[^=;]+)?=\s*", test[:span[0]])
+    if binding is None:
+        return None
+    spans = call_arguments("(" + test[binding.end():span[0]].split(";", 1)[0] + ")", 0, quotes="\"")
+    if not spans or len(spans) != 1:
+        return None
+    return binding.end() + spans[0][0] - 1, binding.end() + spans[0][1] - 1
+
+
+# Words an expression of constants may call: wrappers and conversions of a literal.
+_CONVERSIONS = {"vec", "to_string", "to_owned", "into", "from", "new", "as_str"}
+
+
+def _constant(source: str) -> bool:
+    """An expression of constants only: every name a type, variant, constant or module path
+    (capitalised, or followed by `::`), a conversion, or a macro; no variable, no call of the
+    solution's functions."""
+    code = re.sub(r'"(?:[^"\\]|\\.)*"', '""', source)
+    if not re.search(r'""|\d|::', code):
+        return False
+    for word in re.finditer(r"[A-Za-z_]\w*", code):
+        after = code[word.end():word.end() + 2]
+        before = code[:word.start()].rstrip()[-2:]
+        field = after.startswith(":") and not after.startswith("::")  # a struct literal's field
+        if not (word.group()[0].isupper() or after.startswith(("::", "!")) or before.endswith("::")
+                or word.group() in _CONVERSIONS or field):
+            return False
+    return True
+
+
+def _failure(side: int, value: int | str | bool | Symbol, whole: bool = True) -> str:
+    """libtest's message; for a value inside a constant expression, the side's line shows the
+    new value as Debug renders it (a variant by its name, a string quoted)."""
     shown = [".*", ".*"]
-    shown[side] = re.escape(literal(value))
+    if whole and not isinstance(value, Symbol):
+        shown[side] = re.escape(literal(value))
+    else:
+        token = value.name if isinstance(value, Symbol) else literal(value)
+        shown[side] = rf".*(?<![\w.]){re.escape(token)}(?![\w.]).*"
     return f"^assertion `left == right` failed\n  left: {shown[0]}\n right: {shown[1]}$"
 
 
-def literal(value: int | str | bool) -> str:
+def literal(value: int | str | bool | Symbol) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return f'"{value}"' if isinstance(value, str) else str(value)
