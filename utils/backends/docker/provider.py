@@ -151,7 +151,7 @@ class DockerSandbox:
                                       stdout=True, stderr=True, user=self._exec_user(uid))["Id"]
         except ENGINE_ERRORS as error:
             raise CommandNotStarted(f"the command did not start in the {self.role} container: {error}") from error
-        stream = exec_output(api, exec_id)
+        stream = exec_output(api, exec_id, read_timeout=timeout + KILL_GRACE_S + 60)
         watchdog = threading.Timer(timeout + KILL_GRACE_S + 10, self.kill_all_processes)
         watchdog.daemon = True
         watchdog.start()
@@ -273,7 +273,7 @@ class DockerSandbox:
         return self.container
 
 
-def exec_output(api: docker.APIClient, exec_id: str) -> Iterator[bytes]:
+def exec_output(api: docker.APIClient, exec_id: str, read_timeout: float | None = None) -> Iterator[bytes]:
     """Start an attached exec and yield its output frames (stdout and stderr, multiplexed) until
     the stream ends.
 
@@ -281,11 +281,17 @@ def exec_output(api: docker.APIClient, exec_id: str) -> Iterator[bytes]:
     the raw socket under it as docker-py's exec_start does: output that arrives together with
     the headers already sits in that reader's buffer, and the raw socket never sees it again
     (docker/docker-py#3332). Seen here as whole outputs lost on a loaded machine: 26 of 60
-    quick execs through the Ray backend, whose actors read more slowly."""
+    quick execs through the Ray backend, whose actors read more slowly.
+
+    `read_timeout`: how long the stream may stay silent (the client's API timeout otherwise):
+    a command that prints nothing for minutes (a slow test suite whose runner reports at the
+    end) is not a dead engine; the command's own timeout and the watchdog end it."""
     response = api._post_json(api._url("/exec/{0}/start", exec_id), headers={"Connection": "Upgrade", "Upgrade": "tcp"},
                               data={"Tty": False, "Detach": False}, stream=True)
     api._raise_for_status(response)
     reader = response.raw._fp.fp
+    if read_timeout is not None:
+        reader.raw._sock.settimeout(read_timeout)  # the socket under the reader (a SocketIO)
     try:
         while True:
             header = reader.read(8)
