@@ -117,7 +117,8 @@ def _bound_expression(test: str, span: tuple[int, int]) -> tuple[int, int] | Non
     """The expression a local at `span` is bound to (`let expected = BucketStats { .. };`,
     over lines too), when the assertion is the local's one use besides its binding."""
     name = test[span[0]:span[1]]
-    if not re.fullmatch(r"[a-z_]\w*", name) or len(re.findall(rf"(?<![\w.]){name}(?!\w)", test)) != 2:
+    # Every mention counts, `0..name` and a member access too (as LiteralSyntax.side counts them).
+    if not re.fullmatch(r"[a-z_]\w*", name) or len(re.findall(rf"(?<![\w$]){name}(?![\w$])", test)) != 2:
         return None
     binding = re.search(rf"\blet[ \t]+(?:mut[ \t]+)?{name}[ \t]*(?::[^=;]+)?=\s*", test[:span[0]])
     if binding is None:
@@ -143,6 +144,8 @@ def _constant(source: str) -> bool:
         after = code[word.end():word.end() + 2]
         before = code[:word.start()].rstrip()[-2:]
         field = after.startswith(":") and not after.startswith("::")  # a struct literal's field
+        if after.startswith("(") and not word.group()[0].isupper() and word.group() not in _CONVERSIONS:
+            return False  # a function call (`frequency::frequency(..)`): the solution's value, not a constant
         if not (word.group()[0].isupper() or after.startswith(("::", "!")) or before.endswith("::")
                 or word.group() in _CONVERSIONS or field):
             return False
