@@ -179,7 +179,8 @@ def attacker_cases(checkout: Path) -> list[Case]:
     by_id = {instance_id: sources for _, instance_id, _, sources in exercise_cases(checkout)}
     samples = {instance_id: sources for _, instance_id, _, sources in exercise_cases(CHECKOUT / "samples")}
     cases = []
-    for meta in sorted((CHECKOUT / "tests/fixtures/forgers").glob("*/*/forger.json")):
+    for meta in sorted([*(CHECKOUT / "tests/fixtures/forgers").glob("*/*/forger.json"),
+                        *(CHECKOUT / "tests/fixtures/forgers_policy_only").glob("*/*/forger.json")]):
         instance_id = json.loads(meta.read_text())["instance_id"]
         cases.append(Case(instance_id.split("__")[0], f"{meta.parent.parent.name}/{meta.parent.name}",
                           _files_under(meta.parent / "files"), by_id[instance_id]))

@@ -292,7 +292,10 @@ def test_a_refusal_names_the_file_the_line_and_the_rule():
 
 def _fixture_cases() -> list[tuple[str, str, dict[str, str]]]:
     cases = []
-    for meta in sorted((FIXTURES / "forgers").glob("*/*/forger.json")):
+    # forgers_policy_only: red-team attacks on in-process channels still open, which only the
+    # policy stops (test_forgery.py grades forgers/ with the policy off).
+    for meta in sorted([*(FIXTURES / "forgers").glob("*/*/forger.json"),
+                        *(FIXTURES / "forgers_policy_only").glob("*/*/forger.json")]):
         language = json.loads(meta.read_text())["instance_id"].split("__")[0]
         files = {p.relative_to(meta.parent / "files").as_posix(): p.read_text()
                  for p in sorted((meta.parent / "files").rglob("*")) if p.is_file()}

@@ -155,7 +155,8 @@ SOURCE_POLICY = SourcePolicy((".cpp", ".cc", ".cxx", ".c", ".h", ".hh", ".hpp", 
      r"^(unistd\.h|sys/\w+\.h|signal\.h|csignal|spawn\.h|dlfcn\.h|link\.h|elf\.h|execinfo\.h|ucontext\.h"
      r"|setjmp\.h|csetjmp|cxxabi\.h)$"),
     ("file_access", TEST_SOURCES, NAME,
-     r"^(::)?(std::)?(fopen|fopen64|freopen|fdopen|open|openat|opendir|readdir|scandir|ifstream|ofstream|fstream"
+     r"^(::)?(std::)?(fopen|fopen64|freopen|freopen64|fdopen|open|open64|openat|openat64|creat|creat64|tmpfile"
+     r"|tmpfile64|opendir|fdopendir|readdir|scandir|ifstream|ofstream|fstream"
      r"|basic_ifstream|basic_fstream|filebuf|readlink|realpath|getcwd|chdir|stat|lstat|access)(\(\))?$"
      r"|^(::)?std::(experimental::)?filesystem\b"),
     ("file_headers", TEST_SOURCES, IMPORT, r"^(fstream|filesystem|experimental/filesystem|dirent\.h|fcntl\.h)$"),
