@@ -348,7 +348,7 @@ class RunReport:
     @cached_property
     def attempt_scores(self) -> dict[str, Any]:
         """The estimators over the instances with a result, overall and per language
-        (attempts_json's keys but the per-instance counts); computed once (the bootstrap)."""
+        (attempts_json's keys but the per-instance counts); computed once."""
         every = [item for row in self.attempt_counts.values() for item in row.values()]
         return {**_estimates(every), "per_language": {language: _estimates(list(row.values()))
                                                       for language, row in self.attempt_counts.items()}}
@@ -359,8 +359,8 @@ class RunReport:
         over the instances with a result, `pass_at_k` ({"1": .., "K": ..}: the unbiased pass@k
         of Chen et al., for k up to the fewest attempts any instance ran; pass_at_k["1"] is the
         mean success rate), `pass_hat_k` (all k drawn attempts succeed), `score_interval_95`
-        ({estimate, low, high}: the mean success rate with a 95 % nested-bootstrap interval,
-        instances resampled, then their attempts); and `attempt_scores_per_language` ({language:
+        ({estimate, low, high}: the mean success rate with a 95 % exact (Clopper-Pearson) interval
+        over the run's effective number of trials); and `attempt_scores_per_language` ({language:
         those three}). utils/records/estimators.py defines each figure."""
         if self.attempts_per_instance == 1:
             return {}

@@ -530,7 +530,7 @@ function renderRunSummary() {
     const late = PAGE.rows.filter(r => r.resolved_at_try === 2).map(r => r.id);
     notes.push('two tries (Aider\'s protocol): pass_rate_1 counts instances resolved at try 1, pass_rate_2 at try 1 or 2; resolved at try 2: ' + (late.join(', ') || 'none'));
   }
-  if (PAGE.attempts > 1) notes.push(PAGE.attempts + ' independent attempts per instance: accuracy is the mean success rate over attempts (pass@1), with its 95% interval (nested bootstrap); the bucket counts are attempt 1\'s; instances by successes: ' + successHistogram(s));
+  if (PAGE.attempts > 1) notes.push(PAGE.attempts + ' independent attempts per instance: accuracy is the mean success rate over attempts (pass@1), with its 95% interval (exact, over the effective number of trials); the bucket counts are attempt 1\'s; instances by successes: ' + successHistogram(s));
   if (s.stub_passes_ids.length) notes.push(s.stub_passes_ids.length + ' instance(s) resolve with the untouched stub; accuracy without them ' + (100 * s.accuracy_score_excluding_stub_passes).toFixed(1) + '%');
   if (s.resolved_with_suspicious_lines.length) notes.push('audit: resolved with suspicious kept lines: ' + s.resolved_with_suspicious_lines.join(', '));
   if (s.instances_in_several_result_files.length) notes.push('counted once (latest file): ' + s.instances_in_several_result_files.join(', '));
