@@ -36,7 +36,7 @@ from typing import Callable, Iterable, Protocol
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from .regular_files import irregular_patch_entries, is_regular, read_regular
+from .regular_files import header_entries, irregular_patch_entries, is_regular, read_regular
 
 
 class PatchRules(Protocol):
@@ -144,20 +144,11 @@ def _why_dropped(patched_file, path: str, source: str, rules: PatchRules,
 # git's extended headers that make a file from ANOTHER path (any path git can read: git does not
 # check a copy's source), in every spelling git accepts; a tab may separate the words.
 _COPY_OR_RENAME = re.compile(r"^(copy|rename)[ \t]+(from|to|old|new)[ \t]")
-_DIFF_GIT_ENTRY = re.compile(r"^diff --git (?:a/)?(\S+)")
 
 
 def copied_or_renamed_entries(patch_text: str) -> tuple[str, ...]:
     """The entries (their `diff --git` path) that carry a copy or rename header."""
-    found: list[str] = []
-    current = "?"
-    for line in patch_text.splitlines():
-        entry = _DIFF_GIT_ENTRY.match(line)
-        if entry:
-            current = entry.group(1)
-        elif _COPY_OR_RENAME.match(line) and current not in found:
-            found.append(current)
-    return tuple(found)
+    return header_entries(patch_text, lambda entry, line: entry if _COPY_OR_RENAME.match(line) else None)
 
 
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f\"\\]")

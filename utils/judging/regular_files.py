@@ -23,7 +23,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 # git's modes of a regular file (644 and 755 as git writes them, and the short forms old
 # patches and `patch` accept).
@@ -42,10 +42,11 @@ def mode_kind(mode: str) -> str:
     return _KINDS.get(mode, f"mode {mode}")
 
 
-def irregular_patch_entries(patch_text: str) -> tuple[str, ...]:
-    """Entries of `patch_text` that would make anything but a regular file ("path (symlink,
-    git mode 120000)"), read from the header lines themselves: a hunk line always starts with
-    ' ', '+', '-' or '\\', so a line that starts with a mode header is one the appliers obey."""
+def header_entries(patch_text: str, describe: Callable[[str, str], str | None]) -> tuple[str, ...]:
+    """What `describe(entry path, header line)` says of each header line of `patch_text` (None:
+    nothing), in order, once each; the entry is the path of the `diff --git` line above it.
+    A hunk line always starts with ' ', '+', '-' or '\\', so a line that starts like a header
+    is one the appliers obey."""
     found: list[str] = []
     current = "?"
     for line in patch_text.splitlines():
@@ -53,12 +54,23 @@ def irregular_patch_entries(patch_text: str) -> tuple[str, ...]:
         if header:
             current = header.group(1)
             continue
-        mode_line = _MODE_LINE.match(line.rstrip("\r"))
-        if mode_line and mode_line.group(2) not in REGULAR_MODES:
-            entry = f"{current} ({mode_kind(mode_line.group(2))}, git mode {mode_line.group(2)})"
-            if entry not in found:
-                found.append(entry)
+        said = describe(current, line.rstrip("\r"))
+        if said is not None and said not in found:
+            found.append(said)
     return tuple(found)
+
+
+def _not_regular_mode(entry: str, line: str) -> str | None:
+    mode_line = _MODE_LINE.match(line)
+    if mode_line is None or mode_line.group(2) in REGULAR_MODES:
+        return None
+    return f"{entry} ({mode_kind(mode_line.group(2))}, git mode {mode_line.group(2)})"
+
+
+def irregular_patch_entries(patch_text: str) -> tuple[str, ...]:
+    """Entries of `patch_text` that would make anything but a regular file ("path (symlink,
+    git mode 120000)"), read from the header lines themselves."""
+    return header_entries(patch_text, _not_regular_mode)
 
 
 def _kind(mode: int) -> str:
