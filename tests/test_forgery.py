@@ -36,6 +36,10 @@ STOPPED_BEFORE_CANARIES = {
     "go/reexec_rewrite": {"tests_failed"}, "go/spare_unknown_names": {"tests_failed"},
     "rust/init_array_logfile": {"tests_failed"}, "rust/spare_unknown_names": {"tests_failed"},
     "java/shutdown_hook_xml": {"tests_failed"}, "java/spare_unknown_names": {"tests_failed"},
+    # Issue 31's Java runner: the launcher's XML goes to a directory no argument names and the
+    # report is written only after the JVM ended; a static initializer that writes its own XML
+    # and halts the JVM before any test ends leaves no report at all.
+    "java/fabricate_report": {"no_test_results"},
 }
 # Every test of a file with a canary is renamed (issue 25): the upstream names such a forger
 # spares match nothing, so the real failures it meant to flip stay in the report.
