@@ -154,7 +154,8 @@ def copied_or_renamed_entries(patch_text: str) -> tuple[str, ...]:
 _UNSAFE_NAME = re.compile(r"[\x00-\x1f\x7f\"\\]")
 
 
-def _is_plain_name(path: str) -> bool:
+def is_plain_name(path: str) -> bool:
+    """A relative path inside the tree: not absolute, no `..`, no quote, backslash or control character."""
     return (bool(path) and not path.startswith("/") and ".." not in path.split("/")
             and not _UNSAFE_NAME.search(path))
 
@@ -166,10 +167,10 @@ def renders(patched_file) -> bool:
         return False
     source, target = _clean_path(patched_file.source_file), _clean_path(patched_file.target_file)
     if patched_file.is_added_file:
-        return _is_plain_name(target)
+        return is_plain_name(target)
     if patched_file.is_removed_file:
-        return _is_plain_name(source)
-    return source == target and _is_plain_name(target)
+        return is_plain_name(source)
+    return source == target and is_plain_name(target)
 
 
 def plain_diff(patched_files: Iterable) -> str:

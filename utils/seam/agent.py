@@ -26,7 +26,7 @@ from typing import Callable
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from ..judging.patches import copied_or_renamed_entries, plain_diff, renders
+from ..judging.patches import copied_or_renamed_entries, is_plain_name, plain_diff, renders
 from ..judging.regular_files import irregular_entries, irregular_patch_entries
 from .agent_layouts import AgentLayout
 from .tree_hash import tree_hash
@@ -150,7 +150,7 @@ def _apply_layout_patch(tree: Path, patch_path: Path, layout: AgentLayout) -> li
     text, patch = _read_patch(patch_path)
     warnings = _unsafe_entry_warnings(patch_path, text)
     kept = [patched for patched in patch
-            if layout.holds(patched.path) and _is_plain(patched.path) and _is_regular_entry(patched)]
+            if layout.holds(patched.path) and is_plain_name(patched.path) and _is_regular_entry(patched)]
     left_out = sorted({patched.path for patched in patch if _is_regular_entry(patched)}
                       - {patched.path for patched in kept})
     if kept:
@@ -173,10 +173,6 @@ def _unsafe_entry_warnings(patch_path: Path, text: str) -> list[str]:
              for entry in irregular_patch_entries(text)]
             + [f"{patch_path}: left out {entry}'s copy/rename header: only content changes apply"
                for entry in copied_or_renamed_entries(text)])
-
-
-def _is_plain(path: str) -> bool:
-    return not path.startswith("/") and ".." not in Path(path).parts
 
 
 def _read_patch(patch_path: Path) -> tuple[str, PatchSet]:
@@ -202,7 +198,7 @@ def _apply_lineage_patch(tree: Path, patch_path: Path) -> list[str]:
         path = patched_file.path
         if not _is_regular_entry(patched_file):
             continue
-        if path.startswith("/") or ".." in Path(path).parts or (rooted and not path.startswith("agent/")):
+        if not is_plain_name(path) or (rooted and not path.startswith("agent/")):
             warnings.append(f"{patch_path}: dropped hunks for {path} (outside the agent tree)")
             continue
         kept.append(patched_file)
