@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore -r requirements.txt
 ./docker/ensure_engine.sh start
 python3 harness.py --build_images_only
-# Datasets and runs go to the checkout's data folder, never inside it (README: "Use it from HyperAgents / DGM").
+# Datasets and runs go to the checkout's data folder, never inside it (docs/usage.md: "Where the default dataset lives").
 home=$(python3 -c 'import _standalone; from polyglot_harness.utils.checkout import DATA_HOME; print(DATA_HOME)')
 python3 prepare_polyglot_dataset.py --benchmark_dir samples --output_dir "$home/datasets/samples"
 python3 harness.py --dataset "$home/datasets/samples" --subset samples --agent oracle --max_workers 2 \

@@ -2,7 +2,7 @@
 of every module, function-local and TYPE_CHECKING imports included), and the placement rule
 (the checkout works inside a host repository with its own `utils`, `agent` and `tests`).
 
-Layers, lowest first (README, "Architecture"): the vocabulary and the checkout's paths;
+Layers, lowest first (docs/architecture.md): the vocabulary and the checkout's paths;
 judging (pure); languages; records; the seam; backends (below the seam, the only importers of
 docker and ray); pipeline; views (records and the vocabulary only); the run and the CLIs; the
 entry points. A module may import its own package and the layers its row allows, nothing else.
@@ -130,7 +130,7 @@ def test_nothing_above_the_seam_imports_docker_or_ray():
 
 
 def test_judging_imports_no_sandbox_and_views_only_records():
-    """Spelled out because the README states both: the pure judging code never sees a sandbox,
+    """Spelled out because docs/architecture.md states both: the pure judging code never sees a sandbox,
     and a view renders a loaded run, nothing else."""
     for path in package_modules():
         layer = layer_of(_module_name(path))

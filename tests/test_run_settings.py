@@ -283,7 +283,7 @@ def test_backend_option_needs_key_equals_value(tmp_path):
 
 
 def _toml_example(text: str) -> str:
-    """The lines of the first `# run.toml` example in `text` (README block or docstring)."""
+    """The lines of the first `# run.toml` example in `text` (docs/usage.md block or docstring)."""
     lines = text[text.index("# run.toml"):].splitlines()[1:]
     example = []
     for line in lines:
@@ -293,7 +293,7 @@ def _toml_example(text: str) -> str:
     return "\n".join(example) + "\n"
 
 
-@pytest.mark.parametrize("documented_in", ["README.md", "utils/settings.py"])
+@pytest.mark.parametrize("documented_in", ["docs/usage.md", "utils/settings.py"])
 def test_documented_run_file_example_is_a_valid_run_file(documented_in, captured, tmp_path):
     run_file = tmp_path / "run.toml"
     run_file.write_text(_toml_example((PROJECT_ROOT / documented_in).read_text()))

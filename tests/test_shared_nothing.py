@@ -36,7 +36,7 @@ pytestmark = pytest.mark.docker
 
 LANGUAGE_NAMES = ("python", "javascript")
 # Mounted by the kernel at start (mqueue, 1777, no mode option), not part of the image: the
-# solution process can write it, nothing of the test process opens a queue (README). /dev/shm
+# solution process can write it, nothing of the test process opens a queue (docs/verdict.md). /dev/shm
 # is the provider's private tmpfs (1770, the runner's group): not writable by 10002.
 ENGINE_MOUNTS = {"/dev/mqueue"}
 # Every directory the solution uid may write, pruned at what it cannot enter.

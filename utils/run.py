@@ -162,7 +162,7 @@ def harness(
     of one instance at once); accuracy_score is then the mean over attempts and the report adds
     pass@k, pass^k and a 95 % interval (utils/records/results.py RunReport.attempts_json).
 
-    HyperAgents' and DGM's calls work unchanged (README, "Use it from HyperAgents / DGM"):
+    HyperAgents' and DGM's calls work unchanged (docs/usage.md, "HyperAgents / DGM"):
     `test_task_list`, `dataset_path`, `pred_dname` (the run directory's parent), `root_dir` and
     `agent_layout` (whose task agent runs), `num_evals` and `num_evals_parallel`; the
     returned RunOutcome iterates over the run folders as their list did."""

@@ -11,7 +11,7 @@ are written there and nowhere else. From the fields come:
 - the run file (`--config FILE`, `harness(config=FILE)`), described below;
 - the frozen `RunConfig` itself, and the resume key (`RESUME_SETTINGS`: the fields marked
   `resume=True`, written to run_settings.json; a resume must match them);
-- the `--help` text, and the defaults the README quotes.
+- the `--help` text, and the defaults the docs quote.
 
 `ALIASES` names other spellings of a setting (or of one key of a mapping setting), accepted
 wherever a setting name is: `ray_address=X` is `backend_options={"address": X}`. The keywords of

@@ -14,7 +14,7 @@ solution. So:
   tree uses (guard, source policy, canary planter, un-skip, the solution copy, tar): they
   refuse a link (NotARegularFile) instead of resolving it, even where the walk above already
   ran, so a reader added later that forgets the walk still cannot follow one.
-The list of those readers, and the test of each, is in docs/ (README "Regular files only").
+The list of those readers, and the test of each, is in docs/verdict.md ("Regular files only").
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-# The categories of the vocabulary (README "What a verdict means"):
+# The categories of the vocabulary (docs/verdict.md, "The source policy"):
 TEST_FRAMEWORK = "test_framework"    # the runner's own names: a solution is called by tests, never calls them
 INTROSPECTION = "introspection"      # frames, reflection, unsafe memory, code built from strings, patching
 PROCESS_CONTROL = "process_control"  # exits, exit hooks, child processes, re-exec, the runner's arguments

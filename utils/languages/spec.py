@@ -141,7 +141,7 @@ class ExerciseNameLine:
 
 @dataclass(frozen=True)
 class TrustedProcess:
-    """Grading in two processes (the trust boundary of README "What a verdict means").
+    """Grading in two processes (the trust boundary: docs/verdict.md, "The trusted test process").
 
     The test process (the runner, the hidden tests, the report) runs as RUNNER_UID in
     /testbed, which grading makes 0700; the solution process runs as SOLUTION_UID on a copy of
@@ -162,7 +162,7 @@ class TrustedProcess:
     # 0711: the test process binds, listens and makes the socket 0666), {solution_dir}. It
     # writes the report test_command writes, so parsing, canaries and verdicts are unchanged.
     test_command: str
-    # Exercises (slugs) that keep in-process grading, each with the reason (README lists them).
+    # Exercises (slugs) that keep in-process grading, each with the reason (docs/verdict.md lists them).
     in_process: tuple[tuple[str, str], ...] = ()
 
     def applies_to(self, slug: str) -> bool:

@@ -45,7 +45,7 @@ TESTBED = "/testbed"
 SOLUTION_DIR = "/solution"
 # The solution process's HOME and TMPDIR: made by the language image, SOLUTION_UID's own, 0700
 # (docker/python/Dockerfile). The image's other writable directories are the runner group's
-# alone, so the two processes share nothing writable (README "Nothing writable shared").
+# alone, so the two processes share nothing writable (docs/verdict.md "Nothing writable shared").
 SOLUTION_HOME = "/home/solution"
 # GradingOutcome.isolation: how the solution ran beside the tests (result key grading_isolation).
 TRUSTED_PROCESS = "trusted_process"

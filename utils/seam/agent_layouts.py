@@ -12,7 +12,7 @@ once, so the same agent runs here unchanged (utils/seam/agent.py prepares it):
 - `passes_model`: whether `--model` is among them (DGM's coding_agent.py takes no --model);
 - `environment`: the variables that loop passes to its agent, added to the default list.
 
-Which layout runs (README, "Use it from HyperAgents / DGM"): `agent_layout` says so; `auto`
+Which layout runs (docs/usage.md, "Whose agent runs"): `agent_layout` says so; `auto`
 picks the layout whose `marker` files the repository at `root_dir` (default: the current
 directory) holds, when no `--agent` is given.
 """
