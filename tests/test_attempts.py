@@ -21,7 +21,7 @@ from polyglot_harness.utils.outcomes import Bucket, Reason
 from polyglot_harness.utils.pipeline.stages import Stage, judge_stage
 from polyglot_harness.utils.records.estimators import Attempts
 from polyglot_harness.utils.records.loaded_run import load_run_dir
-from polyglot_harness.utils.records.results import (AttemptRecord, InstanceResult, PhaseSeconds, build_run_report,
+from polyglot_harness.utils.records.results import (InstanceResult, PhaseSeconds, build_run_report,
                                                     combine_attempts)
 from polyglot_harness.utils.records.run_dir import RunDirectory, RunSettings
 from polyglot_harness.utils import run as run_module

@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import pytest
 
-from polyglot_harness.utils.judging.canaries import Canary, plant, separate
+from polyglot_harness.utils.judging.canaries import plant, separate
 from polyglot_harness.utils.judging.patches import (SUSPICIOUS_KINDS, SuspiciousPatternError, SuspiciousPatterns,
                                                     audit_patch, filter_patch)
 from polyglot_harness.utils.judging.runner_results import PASSED

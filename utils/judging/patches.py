@@ -316,7 +316,6 @@ def guard_applied_files(tree: Path, pristine: Path, rules: PatchRules,
         why = rules.guard(path, read_regular(tree, path))
         if why is None:
             continue
-        original = pristine / path
         if is_regular(pristine, path):
             target.write_bytes(read_regular(pristine, path))
         else:

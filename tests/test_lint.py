@@ -1,0 +1,27 @@
+"""The linter the suite runs (ruff, configured in pyproject.toml, pinned in requirements.txt) passes on
+the checkout, and its configuration is the one read: a planted finding is reported. No Docker."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def ruff(*arguments: str, cwd: Path = PROJECT_ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ruff", *arguments], cwd=cwd, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_checkout_passes_the_linter():
+    checked = ruff("check", "--no-cache", ".")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_the_linter_reports_a_planted_unused_import(tmp_path: Path):
+    shutil.copy(PROJECT_ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "planted.py").write_text("import os\n")
+    checked = ruff("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
+    assert checked.returncode == 1 and "planted.py:1:8: F401" in checked.stdout
