@@ -84,7 +84,7 @@ def run_bare(client: docker.DockerClient, instances: list[Instance], images: dic
                 root = Path(workdir) / language
                 for instance in members:
                     grading_tree(instance, root / instance.instance_id)
-                box = Sandbox(client, SandboxSpec(images[language], "bench-bare", network="none",
+                box = Sandbox(client, SandboxSpec(image=images[language], role="bench-bare", network="none",
                                                   limits=bare_limits(workers)), run_id, f"bare-{language}")
                 boxes[language] = box.start()
                 box.put_directory(root, BARE_ROOT)

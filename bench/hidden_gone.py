@@ -62,8 +62,8 @@ def grade_patch(sandboxes: Sandboxes, image: str, language: LanguageSpec, instan
     with tempfile.TemporaryDirectory(prefix="hidden-gone-") as workdir:
         tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
-        request = GradingRequest(language, instance.instance_id, tree, patch, instance.solution_paths,
-                                 instance.hidden_paths, expected, test_timeout=300, expected_skips=skips,
+        request = GradingRequest(language=language, instance_id=instance.instance_id, test_tree=tree, patch_text=patch, solution_paths=instance.solution_paths,
+                                 hidden_paths=instance.hidden_paths, expected_tests=expected, test_timeout=300, expected_skips=skips,
                                  grading_mode=instance.grading_mode, canary_sources=sources,
                                  plant_all_canaries=plant_all)
         return grade(sandboxes, image, request)

@@ -166,9 +166,9 @@ def run_noop_grading(client: docker.DockerClient, instances: list[Instance], pat
                 tempfile.TemporaryDirectory(prefix="polyglot-bench-noop-") as workdir:
             test_tree = Path(workdir) / "tree"
             checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
-            request = GradingRequest(noop_spec(instance.language), instance.instance_id, test_tree,
-                                     patches.get(instance.instance_id, ""), instance.solution_paths,
-                                     instance.hidden_paths, None, test_timeout=60)
+            request = GradingRequest(language=noop_spec(instance.language), instance_id=instance.instance_id, test_tree=test_tree,
+                                     patch_text=patches.get(instance.instance_id, ""), solution_paths=instance.solution_paths,
+                                     hidden_paths=instance.hidden_paths, expected_tests=None, test_timeout=60)
             grade(sandboxes, images[instance.language], request, limits)
         return time.monotonic() - started
 

@@ -60,8 +60,8 @@ def grade_once(provider, image: str, instance: Instance, language: LanguageSpec,
     with tempfile.TemporaryDirectory() as workdir:
         tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
-        request = GradingRequest(language, instance.instance_id, tree, patch, instance.solution_paths,
-                                 instance.hidden_paths, instance.expected_tests,
+        request = GradingRequest(language=language, instance_id=instance.instance_id, test_tree=tree, patch_text=patch, solution_paths=instance.solution_paths,
+                                 hidden_paths=instance.hidden_paths, expected_tests=instance.expected_tests,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
                                  plant_all_canaries=True, reference_dir=instance.reference_dir)
         sandboxes = Sandboxes(provider, "trusted-fidelity-js")

@@ -132,7 +132,7 @@ def test_the_loops_keywords_mean_what_they_mean_upstream(tmp_path):
 
 
 def test_the_outcome_iterates_over_the_run_folders_as_upstream_s_list():
-    outcome = RunOutcome(Path("/out/preds/gen_1_0"), Path("/out/gen_1_0.0.json"), {}, {})
+    outcome = RunOutcome(run_dir=Path("/out/preds/gen_1_0"), report_path=Path("/out/gen_1_0.0.json"), results={}, report={})
     assert [str(folder) for folder in outcome] == ["/out/preds/gen_1_0"] and len(outcome) == 1
 
 

@@ -46,7 +46,7 @@ PYTHON_WRONG = "def running_total(numbers):\n    return []\n\n\ndef first_over(n
 
 
 def _attempt(instance_id: str, bucket: Bucket, number: int = 1) -> InstanceResult:
-    return InstanceResult(instance_id, "run", eval_result=bucket, language=instance_id.split("__")[0],
+    return InstanceResult(instance_id=instance_id, model_name_or_path="run", eval_result=bucket, language=instance_id.split("__")[0],
                           success=bucket == Bucket.RESOLVED, model_patch=f"patch {number}",
                           agent_usage={"model": "m", "prompt_tokens": 100 * number, "completion_tokens": 10 * number,
                                        "total_tokens": 110 * number, "calls": 1},

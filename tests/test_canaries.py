@@ -20,7 +20,7 @@ from polyglot_harness.utils.languages import cpp, go, java, javascript, python, 
 from polyglot_harness.utils.outcomes import Reason
 from polyglot_harness.utils.judging.verdict import decide_separated
 
-CANARY = Canary("test_a", "test_b_c", 12345, 67890)
+CANARY = Canary(source="test_a", hidden_name="test_b_c", expected=12345, actual=67890)
 
 
 class FixedRandom(random.Random):
@@ -52,7 +52,7 @@ if __name__ == "__main__":
 def test_python_real_test_keeps_its_place_renamed_and_the_canary_follows_under_its_name():
     units = python.find_units(PYTHON_FILE)
     assert [unit.name for unit in units] == ["test_a", "test_b_c"]  # decorated tests left alone
-    planted = python.plant_file(PYTHON_FILE, [(units[0], Canary("test_a", "test_b_a", 11111, 22222))])
+    planted = python.plant_file(PYTHON_FILE, [(units[0], Canary(source="test_a", hidden_name="test_b_a", expected=11111, actual=22222))])
     assert planted.index("def test_b_a(self):") < planted.index("def test_a(self, *args):") \
         < planted.index("def test_b_c(self):") < planted.index('if __name__')
     assert "self.test_b_a()\n        self.assertEqual(11111, 22222)" in planted
@@ -86,7 +86,7 @@ def test_go_canary_runs_the_renamed_test_and_fails_only_when_it_passed():
     units = go.find_units(GO_FILE)
     assert [unit.name for unit in units] == ["TestA", "TestBothWays"]
     assert GO_FILE[units[1].start:units[1].end].endswith("}\n")
-    planted = go.plant_file(GO_FILE, [(units[0], Canary("TestA", "TestBothA", 11111, 22222))])
+    planted = go.plant_file(GO_FILE, [(units[0], Canary(source="TestA", hidden_name="TestBothA", expected=11111, actual=22222))])
     assert "func TestA(t *testing.T) {\n\tTestBothA(t)\n\tif !t.Failed() {" in planted
     assert planted.index("func TestBothA(") < planted.index("func TestA(") < planted.index("func TestBothWays(")
     assert "func TestBothWays(t *testing.T) {\n\ts := `raw } brace`\n\t_ = s\n}\n" in planted
@@ -121,7 +121,7 @@ fn only_with_a_feature() {}
 def test_rust_canary_is_appended_and_the_real_test_renamed_in_place():
     units = rust.find_units(RUST_FILE)
     assert [unit.name for unit in units] == ["first_case", "second_case"]  # should_panic left alone
-    planted = rust.plant_file(RUST_FILE, [(units[1], Canary("second_case", "first_second", 11111, 22222))])
+    planted = rust.plant_file(RUST_FILE, [(units[1], Canary(source="second_case", hidden_name="first_second", expected=11111, actual=22222))])
     assert "#[ignore]\n/// documented\nfn first_second() {" in planted
     assert planted.rstrip().endswith("fn second_case() {\n    first_second();\n    assert_eq!(11111, 22222);\n}")
 
@@ -157,7 +157,7 @@ public class ThingTest {
 def test_java_canary_calls_the_renamed_method_and_asserts_with_junit():
     units = java.find_units(JAVA_FILE)
     assert [unit.name for unit in units] == ["firstCase", "secondCase"]
-    planted = java.plant_file(JAVA_FILE, [(units[1], Canary("secondCase", "firstSecond", 11111, 22222))])
+    planted = java.plant_file(JAVA_FILE, [(units[1], Canary(source="secondCase", hidden_name="firstSecond", expected=11111, actual=22222))])
     assert "void firstSecond() throws Exception {" in planted
     assert ("public void secondCase() throws Throwable {\n        firstSecond();\n"
             "        org.junit.jupiter.api.Assertions.assertEquals(11111, 22222);") in planted
@@ -183,7 +183,7 @@ describe('Thing', () => {
 def test_javascript_plan_lists_unique_zero_argument_tests_and_wraps_the_registration():
     units = javascript.find_units(JS_FILE)
     assert [unit.name for unit in units] == ["async case"]  # duplicated titles and done-callbacks left alone
-    planted = javascript.plant_file(JS_FILE, [(units[0], Canary("async case", "first async", 11111, 22222))])
+    planted = javascript.plant_file(JS_FILE, [(units[0], Canary(source="async case", hidden_name="first async", expected=11111, actual=22222))])
     assert planted.endswith(JS_FILE)
     assert '{"async case": ["first async", 11111, 22222]}' in planted
     assert "expect(actual).toBe(expected)" in planted
@@ -213,7 +213,7 @@ TEST_CASE("benchmarks") {
 def test_cpp_real_case_keeps_its_place_renamed_and_a_copy_of_its_body_is_the_canary():
     units = cpp.find_units(CPP_FILE)
     assert [unit.name for unit in units] == ["first_case", "second_case"]
-    planted = cpp.plant_file(CPP_FILE, [(units[1], Canary("second_case", "first_second", 11111, 22222))])
+    planted = cpp.plant_file(CPP_FILE, [(units[1], Canary(source="second_case", hidden_name="first_second", expected=11111, actual=22222))])
     assert ('TEST_CASE("first_second", "[tag]") {\n    REQUIRE(thing::f(\'{\') == 2);\n}\n\n'
             'TEST_CASE("second_case", "[tag]") {\n    REQUIRE(thing::f(\'{\') == 2);\n    REQUIRE(11111 == 22222);\n}') in planted
     assert 'TEST_CASE("benchmarks") {\n    BENCHMARK' in planted
@@ -261,7 +261,7 @@ def test_separate_maps_the_hidden_name_back_and_sets_the_canary_apart():
 
 
 def test_go_subtests_of_the_canary_are_dropped_and_the_real_ones_renamed_back():
-    go_canary = Canary("TestA", "TestBothA", 12345, 67890)
+    go_canary = Canary(source="TestA", hidden_name="TestBothA", expected=12345, actual=67890)
     run = results(TestCase("p::TestA", "failed", "x_test.go:9: got 67890, want 12345"),
                   TestCase("p::TestA/one", "passed"), TestCase("p::TestBothA", "passed"),
                   TestCase("p::TestBothA/one", "passed"))
@@ -270,7 +270,7 @@ def test_go_subtests_of_the_canary_are_dropped_and_the_real_ones_renamed_back():
 
 
 def test_jest_titles_locate_the_leaf():
-    js_canary = Canary("adds one", "adds every", 12345, 67890)
+    js_canary = Canary(source="adds one", hidden_name="adds every", expected=12345, actual=67890)
     prefix = len("x.spec.js::Thing ")
     run = results(TestCase("x.spec.js::Thing adds one", "failed", "Expected: 12345\nReceived: 67890", prefix),
                   TestCase("x.spec.js::Thing adds every", "passed", "", prefix))
@@ -315,7 +315,7 @@ def test_the_real_test_missing_under_its_hidden_name_is_an_expected_test_missing
 
 
 def test_catch_sections_of_a_planted_case_belong_to_it():
-    cpp_canary = Canary("drinks_water", "drinks_zebra", 12345, 67890)
+    cpp_canary = Canary(source="drinks_water", hidden_name="drinks_zebra", expected=12345, actual=67890)
     run = results(TestCase("z.global::drinks_water", "failed", "REQUIRE( 12345 == 67890 )"),
                   TestCase("z.global::drinks_water/Drinks water", "passed"),
                   TestCase("z.global::drinks_zebra/Drinks water", "passed"),

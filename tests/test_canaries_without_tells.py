@@ -240,7 +240,7 @@ def test_catch_format_needs_the_expression_and_its_expansion(tmp_path: Path):
     two = next(canary for canary in canaries if canary.source == "two_words")
     shown = json.dumps(_value_of(two))
     assert two.carries_secret(catch_message(f'{shown} == thing::g(2)', f'{shown} == "two words"'))
-    fallback = Canary("three", "x", 25455, 74937, fallback_failure=cpp.PLANTER.fallback_failure(25455, 74937))
+    fallback = Canary(source="three", hidden_name="x", expected=25455, actual=74937, fallback_failure=cpp.PLANTER.fallback_failure(25455, 74937))
     assert fallback.carries_secret(catch_message("25455 == 74937", "25455 (0x636f) == 74937 (0x124b9)"))  # Catch's hex
     assert not fallback.carries_secret(catch_message("25455 == 74937", "25455 == 74937"))
 
@@ -340,8 +340,8 @@ def test_grading_plants_canaries_of_mutable_tests_first(tmp_path: Path):
 # --- results read back, verdict ---------------------------------------------------------
 
 def _mutated(source="test_one") -> Canary:
-    return Canary(source, "test_hidden", 11111, 22222, "test_canary",
-                  Mutation(0, 1, "5", "^AssertionError: .* != 5$", False),
+    return Canary(source=source, hidden_name="test_hidden", expected=11111, actual=22222, name="test_canary",
+                  mutation=Mutation(0, 1, "5", "^AssertionError: .* != 5$", False),
                   renames=(("test_other_renamed", "test_other"),))
 
 
@@ -362,7 +362,7 @@ def test_a_canary_failing_with_a_de_bruijn_message_has_no_secret():
     own = {"test_one": TestCase("t.py::T::test_canary", FAILED, DE_BRUIJN + "\nAssertionError: 12 != 5")}
     verdict = decide_separated(1, False, real, own, [canary])
     assert verdict.reason == Reason.CANARY_WITHOUT_SECRET
-    fallback = Canary("test_one", "test_hidden", 11111, 22222)  # the substring scheme a language may keep
+    fallback = Canary(source="test_one", hidden_name="test_hidden", expected=11111, actual=22222)  # the substring scheme a language may keep
     assert not fallback.carries_secret(DE_BRUIJN)  # capped before the substring test
 
 
@@ -454,8 +454,8 @@ def test_assertj_is_true_becomes_is_false_with_assertjs_message():
 
 
 def test_a_canary_reported_only_by_its_catch_sections_is_read_from_the_failed_one():
-    canary = Canary("owns_zebra", "drinks_owns", 11111, 22222, "zebra_owns",
-                    Mutation(0, 1, '"Japanese"', '^  REQUIRE\\( .* == "Japanese" \\)$', False))
+    canary = Canary(source="owns_zebra", hidden_name="drinks_owns", expected=11111, actual=22222, name="zebra_owns",
+                    mutation=Mutation(0, 1, '"Japanese"', '^  REQUIRE\\( .* == "Japanese" \\)$', False))
     results = TestResults((TestCase("z.global::drinks_owns/Owns zebra", PASSED),
                            TestCase("z.global::zebra_owns/Other", PASSED),
                            TestCase("z.global::zebra_owns/Owns zebra", FAILED,

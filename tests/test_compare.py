@@ -41,7 +41,7 @@ def result(instance_id: str, outcome: tuple[Bucket, Reason], model: str, prompt:
     bucket, reason = outcome
     usage = {"model": model, "prompt_tokens": prompt, "completion_tokens": completion,
              "total_tokens": prompt + completion, "calls": 2}
-    return InstanceResult(instance_id, model, eval_result=bucket, success=bucket == Bucket.RESOLVED,
+    return InstanceResult(instance_id=instance_id, model_name_or_path=model, eval_result=bucket, success=bucket == Bucket.RESOLVED,
                           language=instance_id.split("__")[0], reason=reason, agent_usage=usage)
 
 

@@ -190,7 +190,7 @@ def test_a_harness_command_whose_output_arrived_cut_short_runs_again():
 
         def exec(self, command, timeout, workdir):
             self.calls += 1
-            return ExecResult(0, "" if self.calls == 1 else "42\n", False, 0.1, complete=self.calls > 1)
+            return ExecResult(exit_code=0, output="" if self.calls == 1 else "42\n", timed_out=False, seconds=0.1, complete=self.calls > 1)
 
     box, said = Flaky(), []
     assert exec_whole(box, "wc -c < f", 10, "/", said.append).output == "42\n"

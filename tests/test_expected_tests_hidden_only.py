@@ -120,7 +120,7 @@ def test_every_test_of_a_captured_reference_run_is_a_hidden_test(runner, hidden_
 def test_a_solutions_own_test_sharing_a_canarys_leaf_stays_a_real_test():
     """decimal's hidden `add` chosen as a canary, and a solution's own `tests::add` in
     src/lib.rs (leaf `add` too): the own test is neither the canary nor the renamed test."""
-    canary = Canary("add", "add_borrow_id", 12345, 67890)
+    canary = Canary(source="add", hidden_name="add_borrow_id", expected=12345, actual=67890)
     run = RunnerResults((
         Case("tests::add", PASSED, origin="src/lib.rs"),
         Case("add_borrow_id", PASSED, origin="tests/decimal.rs"),

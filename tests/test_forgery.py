@@ -19,8 +19,7 @@ import pytest
 
 from .fixtures.forgers.check import grade_forger
 from polyglot_harness.utils.languages import LANGUAGES
-from polyglot_harness.utils.outcomes import Reason
-from polyglot_harness.utils.pipeline.grading import TRUSTED_PROCESS
+from polyglot_harness.utils.outcomes import Isolation, Reason
 
 pytestmark = pytest.mark.docker
 
@@ -68,7 +67,7 @@ def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, provid
     assert not outcome.verdict.resolved, f"{key} ({meta['description']}) was graded resolved"
     assert outcome.canaries, f"{key}: no canary was planted into {meta['instance_id']}"
     allowed = ALREADY_CAUGHT.get(key) or STOPPED_BEFORE_CANARIES.get(key) or FORGERY_REASONS
-    if outcome.isolation == TRUSTED_PROCESS:
+    if outcome.isolation == Isolation.TRUSTED_PROCESS:
         # The forging code runs in the solution process, where no runner exists: the forger
         # simply fails the tests it does not solve (tests/test_trusted_python.py, tests/test_js_trusted_grading.py).
         allowed = allowed | {Reason.TESTS_FAILED}

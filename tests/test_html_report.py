@@ -59,7 +59,7 @@ ATTACK = f"{ATTACK_IMG} {ATTACK_SCRIPT} <!-- <em>emphasis</em>"
 
 def result(instance_id: str, bucket: Bucket, reason: Reason, seconds: float, **fields) -> InstanceResult:
     usage = {"model": "model-a", "prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100, "calls": 3}
-    return InstanceResult(instance_id, "run", eval_result=bucket, success=bucket == Bucket.RESOLVED,
+    return InstanceResult(instance_id=instance_id, model_name_or_path="run", eval_result=bucket, success=bucket == Bucket.RESOLVED,
                           language=instance_id.split("__")[0], reason=reason, agent_usage=usage,
                           seconds=PhaseSeconds(agent=seconds / 2, grading=seconds / 2, total=seconds), **fields)
 
@@ -174,7 +174,7 @@ def test_patch_files_mark_kept_and_dropped_files_with_why():
 
 
 def test_unparseable_patch_is_shown_whole():
-    files = patch_files(InstanceResult("python__x", "run", model_patch="I could not do it.\n+ maybe\n"))
+    files = patch_files(InstanceResult(instance_id="python__x", model_name_or_path="run", model_patch="I could not do it.\n+ maybe\n"))
     assert [(f.path, f.status) for f in files] == [("(whole patch)", "unparsed")]
     assert [text for _, text in files[0].lines] == ["I could not do it.", "+ maybe"]
 
@@ -187,7 +187,7 @@ def test_test_rows_put_not_passing_tests_first():
 
 def test_test_rows_do_not_claim_passed_when_the_failure_list_was_capped():
     names = [f"test_{n}" for n in range(80)]
-    capped = InstanceResult("go__x", "run", test_names=names, failed_tests=names[:50],
+    capped = InstanceResult(instance_id="go__x", model_name_or_path="run", test_names=names, failed_tests=names[:50],
                             tests={"total": 80, "passed": 10, "failed": 70})
     statuses = [status for status, _ in ordered_test_rows(capped)]
     assert statuses == ["not passed"] * 50 + ["not listed"] * 30

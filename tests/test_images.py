@@ -21,7 +21,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize("language", sorted(LANGUAGES))
 def test_toolchain_answers_with_network_off(language, docker_client, language_images, no_leftover_containers):
     spec = LANGUAGES[language]
-    with DockerSandbox(docker_client, SandboxSpec(language_images[language], "check"), "pytest-images", language) as box:
+    with DockerSandbox(docker_client, SandboxSpec(image=language_images[language], role="check"), "pytest-images", language) as box:
         toolchain = box.exec(spec.version_command, 60, workdir="/")
         agent_tools = box.exec("git --version && python3 --version", 60, workdir="/")
         network = box.exec("python3 -c \"import socket; socket.create_connection(('pypi.org', 443), 3)\"", 30,

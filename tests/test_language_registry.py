@@ -186,7 +186,7 @@ def test_a_graded_seventh_language_run_plants_parses_and_decides(bash, bash_inst
     tree = tmp_path / "grading"
     checkout_commit(bash_instance.grading_repo_dir, bash_instance.test_commit, tree)
     assert unskip_tree(tree, bash) == ["hello_name.bats"]
-    request = GradingRequest(bash, bash_instance.instance_id, tree, "", bash_instance.solution_paths,
+    request = GradingRequest(language=bash, instance_id=bash_instance.instance_id, test_tree=tree, patch_text="", solution_paths=bash_instance.solution_paths,
                              plant_all_canaries=True)
     canaries = plant_canaries(tree, request)
     assert {canary.source for canary in canaries} == {"greets the named person", "greets a stranger without a name",

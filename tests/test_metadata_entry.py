@@ -94,10 +94,10 @@ def test_a_reference_run_fills_the_recorded_keys_and_a_failed_one_leaves_them_nu
 
     unrecorded = MetadataEntry.from_json({**RECORDED, "expected_tests": None, "expected_skips": None,
                                           "stub_passes": None, "canary_sources": None})
-    resolved = ReferenceRun("go__leap", ("TestLeap", "TestLeap/1900"), "resolved", 1.0, skipped_names=(),
+    resolved = ReferenceRun(instance_id="go__leap", test_names=("TestLeap", "TestLeap/1900"), reason="resolved", seconds=1.0, skipped_names=(),
                             stub_passes=False, canary_sources=("TestLeap/1900",))
     assert _with_reference_run(unrecorded, resolved).to_json() == RECORDED
-    failed = ReferenceRun("go__leap", None, "test_failed", 1.0, skipped_names=("TestX",), canary_sources=("TestX",))
+    failed = ReferenceRun(instance_id="go__leap", test_names=None, reason="test_failed", seconds=1.0, skipped_names=("TestX",), canary_sources=("TestX",))
     assert {key: value for key, value in _with_reference_run(unrecorded, failed).to_json().items()
             if key in ("expected_tests", "expected_skips", "stub_passes", "canary_sources")} == dict.fromkeys(
         ("expected_tests", "expected_skips", "stub_passes", "canary_sources"))

@@ -110,7 +110,7 @@ def test_result_json_round_trips():
 def test_seconds_leaves_out_the_phases_that_did_not_run():
     assert PhaseSeconds(total=0.5).to_dict() == {"total": 0.5}
     assert list(PhaseSeconds(total=3.0, agent=1.0, tests=2.0).to_dict()) == ["agent", "tests", "total"]
-    assert json.loads(InstanceResult("x", "run").to_json())["seconds"] == {}
+    assert json.loads(InstanceResult(instance_id="x", model_name_or_path="run").to_json())["seconds"] == {}
 
 
 def test_old_result_file_loads_typed_and_writes_back_the_same_values():

@@ -131,7 +131,7 @@ def test_recorded_test_names_do_not_depend_on_the_order_the_runner_reported_them
     from polyglot_harness.utils.records.dataset import MetadataEntry
 
     entry = MetadataEntry.from_json(metadata(samples_dataset)[0])
-    recorded = [_with_reference_run(entry, ReferenceRun(entry.instance_id, names, "tests_passed", 1.0,
+    recorded = [_with_reference_run(entry, ReferenceRun(instance_id=entry.instance_id, test_names=names, reason="tests_passed", seconds=1.0,
                                                         skipped_names=skipped, stub_passes=False))
                 for names, skipped in ((("t.b", "t.a", "t.c"), ("s.z", "s.y")), (("t.c", "t.a", "t.b"), ("s.y", "s.z")))]
     assert recorded[0] == recorded[1]

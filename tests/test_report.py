@@ -38,7 +38,7 @@ RUN_REPORT_KEYS = [
 
 
 def result(instance_id: str, bucket: Bucket, reason: Reason, **fields) -> InstanceResult:
-    return InstanceResult(instance_id, "run", eval_result=bucket, success=bucket == Bucket.RESOLVED,
+    return InstanceResult(instance_id=instance_id, model_name_or_path="run", eval_result=bucket, success=bucket == Bucket.RESOLVED,
                           language=instance_id.split("__")[0], reason=reason,
                           agent_usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110, "calls": 2},
                           **fields)

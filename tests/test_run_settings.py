@@ -229,7 +229,7 @@ def test_help_lists_every_setting_with_its_default():
 
 def test_resume_key_is_the_settings_declared_resume(tmp_path, monkeypatch):
     assert RESUME_SETTINGS == ("test_timeout", "agent_timeout", "model", "tries", "attempts")
-    agent = PreparedAgent("oracle", None, "oracle")
+    agent = PreparedAgent(name="oracle", tree=None, agent_hash="oracle")
     config = run_config({"model": "m", "tries": 2, "max_workers": 7, "dataset": tmp_path})
     key = run_module.resume_key(agent, config)
     assert list(key.to_json()) == ["agent", "agent_hash", "dataset_hash", *RESUME_SETTINGS], \

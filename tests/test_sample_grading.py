@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing
-from polyglot_harness.utils.pipeline.grading import TRUSTED_PROCESS, GradingRequest, grade
+from polyglot_harness.utils.outcomes import Isolation
+from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.judging.runner_results import PASSED
@@ -48,8 +49,8 @@ def files_under(root: Path) -> dict[str, bytes]:
 def run_grading(sandboxes, language_images, instance, patch: str, tmp_path: Path, source_policy: bool = True):
     test_tree = tmp_path / "tests"
     checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
-    request = GradingRequest(LANGUAGES[instance.language], instance.instance_id, test_tree, patch,
-                             instance.solution_paths, instance.hidden_paths, reference_dir=instance.reference_dir,
+    request = GradingRequest(language=LANGUAGES[instance.language], instance_id=instance.instance_id, test_tree=test_tree, patch_text=patch,
+                             solution_paths=instance.solution_paths, hidden_paths=instance.hidden_paths, reference_dir=instance.reference_dir,
                              source_policy=source_policy)
     return grade(sandboxes, language_images[instance.language], request), test_tree
 
@@ -90,7 +91,7 @@ def test_early_exit_with_fake_success_output_does_not_resolve(instance_id, sandb
     # The runner's report on its own: the source policy refuses every early exit before it
     # runs (tests/test_source_policy.py).
     outcome, _ = run_grading(sandboxes, language_images, instance, patch, tmp_path, source_policy=False)
-    if outcome.isolation == TRUSTED_PROCESS:
+    if outcome.isolation == Isolation.TRUSTED_PROCESS:
         # The exit runs in the solution process: it ends that process, never the test run.
         assert not outcome.verdict.resolved and outcome.verdict.reason == "bridge_broken", outcome.verdict
         return

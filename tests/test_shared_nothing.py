@@ -22,9 +22,9 @@ import pytest
 
 from polyglot_harness.utils.backends.docker.images import ensure_language_image
 from polyglot_harness.utils.languages import LANGUAGES
-from polyglot_harness.utils.outcomes import Reason
+from polyglot_harness.utils.outcomes import Isolation, Reason
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing
-from polyglot_harness.utils.pipeline.grading import (SOLUTION_HOME, TRUSTED_PROCESS, GradingRequest, grade,
+from polyglot_harness.utils.pipeline.grading import (SOLUTION_HOME, GradingRequest, grade,
                                                     grading_sandbox_spec, solution_environment)
 from polyglot_harness.utils.prepare import prepare_dataset
 from polyglot_harness.utils.records.dataset import Instance, load_dataset
@@ -187,8 +187,8 @@ def grade_files(sandboxes, image: str, instance: Instance, files: dict[str, byte
     with tempfile.TemporaryDirectory() as workdir:
         tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
-        request = GradingRequest(instance.language_spec, instance.instance_id, tree, patch_writing(instance, files),
-                                 instance.solution_paths, instance.hidden_paths, source_policy=False)
+        request = GradingRequest(language=instance.language_spec, instance_id=instance.instance_id, test_tree=tree, patch_text=patch_writing(instance, files),
+                                 solution_paths=instance.solution_paths, hidden_paths=instance.hidden_paths, source_policy=False)
         return grade(sandboxes, image, request)
 
 
@@ -207,7 +207,7 @@ def test_planting_everywhere_the_solution_can_write_does_not_reach_the_test_proc
     instance = bowling[language]
     attack = {SOLUTION_FILE[language]: (PLANTER[language] + STUB[language]).encode()}
     outcome = grade_files(sandboxes, images[language], instance, attack)
-    assert outcome.isolation == TRUSTED_PROCESS
+    assert outcome.isolation == Isolation.TRUSTED_PROCESS
     assert not outcome.verdict.resolved and outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     planted, refused = planted_report(outcome)
     # What caught it: every directory the test process uses is refused to the solution uid;

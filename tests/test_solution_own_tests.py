@@ -91,9 +91,9 @@ def grade_files(instance, files: dict[str, bytes], sandboxes, language_images, t
     recorded expected tests required, canaries planted."""
     test_tree = tmp_path / "tests"
     checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
-    request = GradingRequest(LANGUAGES[instance.language], instance.instance_id, test_tree,
-                             patch_writing(instance, files), instance.solution_paths, instance.hidden_paths,
-                             instance.expected_tests, expected_skips=instance.expected_skips or (),
+    request = GradingRequest(language=LANGUAGES[instance.language], instance_id=instance.instance_id, test_tree=test_tree,
+                             patch_text=patch_writing(instance, files), solution_paths=instance.solution_paths, hidden_paths=instance.hidden_paths,
+                             expected_tests=instance.expected_tests, expected_skips=instance.expected_skips or (),
                              grading_mode=instance.grading_mode, canary_sources=instance.canary_sources)
     return grade(sandboxes, language_images[instance.language], request)
 

@@ -322,8 +322,8 @@ def test_grading_refuses_a_forbidden_construct_before_any_sandbox_starts(tmp_pat
     (tree / "running_total_test.py").write_text("import unittest\n")
     patch = ("diff --git a/running_total.py b/running_total.py\n--- a/running_total.py\n+++ b/running_total.py\n"
              "@@ -1,2 +1,3 @@\n+import os\n def running_total(numbers):\n-    pass\n+    os._exit(0)\n")
-    request = GradingRequest(get_language("python"), "python__running-total", tree, patch, ("running_total.py",),
-                             ("running_total_test.py",))
+    request = GradingRequest(language=get_language("python"), instance_id="python__running-total", test_tree=tree, patch_text=patch, solution_paths=("running_total.py",),
+                             hidden_paths=("running_total_test.py",))
     outcome = grade(None, "unused-image", request)  # None: starting a sandbox would fail the test
     assert not outcome.verdict.resolved and outcome.verdict.reason == Reason.FORBIDDEN_CONSTRUCT
     assert "running_total.py:3" in outcome.verdict.detail and "process_control" in outcome.verdict.detail
@@ -414,7 +414,7 @@ def test_a_refused_instance_is_counted_under_its_reason_in_report_and_html(tmp_p
     detail = "refused before anything ran: proverb.py:3: 'sys._getframe' (introspection/frames)"
     for instance_id, bucket, reason in (("python__proverb", Bucket.UNRESOLVED, Reason.FORBIDDEN_CONSTRUCT),
                                         ("go__wordy", Bucket.RESOLVED, Reason.TESTS_PASSED)):
-        result = InstanceResult(instance_id, "run", eval_result=bucket, success=bucket == Bucket.RESOLVED,
+        result = InstanceResult(instance_id=instance_id, model_name_or_path="run", eval_result=bucket, success=bucket == Bucket.RESOLVED,
                                 language=instance_id.split("__")[0], reason=reason,
                                 detail=detail if reason == Reason.FORBIDDEN_CONSTRUCT else "")
         (run_dir / f"{instance_id}.json").write_text(result.to_json())

@@ -70,7 +70,7 @@ PASSING_LINE = "self.assertEqual(running_total([5, -2, -7, 10]), [5, 3, -4, 6])"
 # --- the feedback, without Docker ------------------------------------------------------------
 
 def test_feedback_maps_hidden_names_back_and_drops_canary_numbers_and_report_dir():
-    canary = Canary("test_empty_list", "test_empty_numbers", 31337, 42424)
+    canary = Canary(source="test_empty_list", hidden_name="test_empty_numbers", expected=31337, actual=42424)
     output = ("FAILED running_total_test.py::RunningTotalTest::test_empty_numbers - AssertionError: None != []\n"
               "FAILED running_total_test.py::RunningTotalTest::test_empty_list - AssertionError: 31337 != 42424\n"
               "    self.assertEqual(31337, 42424)\n"
@@ -99,7 +99,7 @@ def test_only_lines_of_failing_tests_may_reproduce_the_hidden_test_file():
 
 
 def test_planted_canary_code_is_left_out_and_renamed_real_tests_read_as_upstream():
-    canary = Canary("test_empty_list", "test_first_empty_list", 58505, 81783)
+    canary = Canary(source="test_empty_list", hidden_name="test_first_empty_list", expected=58505, actual=81783)
     printed = PYTHON_TESTS.replace("def test_empty_list(self):", "def test_first_empty_list(self):") + (
         "    def test_empty_list(self, *args):\n        self.test_first_empty_list()\n"
         "        self.assertEqual(58505, 81783)\n")
@@ -153,7 +153,7 @@ def test_feedback_without_a_test_run_is_the_verdict_alone():
 # --- pass rates and the combined result ------------------------------------------------------
 
 def _result(instance_id: str, bucket: Bucket, **fields) -> InstanceResult:
-    return InstanceResult(instance_id, "run", eval_result=bucket, language=instance_id.split("__")[0], **fields)
+    return InstanceResult(instance_id=instance_id, model_name_or_path="run", eval_result=bucket, language=instance_id.split("__")[0], **fields)
 
 
 def test_pass_rates_count_resolved_by_each_try_over_all_instances_and_per_language():

@@ -13,7 +13,8 @@ import pytest
 
 from polyglot_harness.utils.languages import LANGUAGES, TrustedProcess
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing
-from polyglot_harness.utils.pipeline.grading import TRUSTED_PROCESS, GradingRequest, grade
+from polyglot_harness.utils.outcomes import Isolation
+from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 
 pytestmark = pytest.mark.docker
@@ -36,10 +37,10 @@ def test_the_solution_process_reaches_nothing_of_the_test_process(sandboxes, lan
     patch = patch_writing(instance, {"probe_solver.py": (PROBE / "probe_solver.py").read_bytes()})
     language = dataclasses.replace(LANGUAGES["python"], trusted=PROBE_PROCESS)
     # The probe reads /proc and opens sockets: the source policy would refuse it before it ran.
-    request = GradingRequest(language, instance.instance_id, test_tree, patch,
-                             instance.solution_paths, instance.hidden_paths, source_policy=False)
+    request = GradingRequest(language=language, instance_id=instance.instance_id, test_tree=test_tree, patch_text=patch,
+                             solution_paths=instance.solution_paths, hidden_paths=instance.hidden_paths, source_policy=False)
     outcome = grade(sandboxes, language_images["python"], request)
-    assert outcome.isolation == TRUSTED_PROCESS
+    assert outcome.isolation == Isolation.TRUSTED_PROCESS
     failed = {case.name: case.message for case in outcome.results.cases if case.outcome != "passed"}
     assert outcome.results.total == 9 and not failed, (failed, outcome.exec_result.output[-2000:])
     assert outcome.verdict.resolved, outcome.verdict
@@ -54,5 +55,5 @@ def test_an_exercise_listed_in_process_is_graded_in_process(sandboxes, language_
     patch = patch_writing(instance, {path: (instance.reference_dir / path).read_bytes()
                                      for path in instance.solution_paths})
     outcome = grade(sandboxes, language_images["python"], GradingRequest(
-        language, instance.instance_id, test_tree, patch, instance.solution_paths, instance.hidden_paths))
+        language=language, instance_id=instance.instance_id, test_tree=test_tree, patch_text=patch, solution_paths=instance.solution_paths, hidden_paths=instance.hidden_paths))
     assert outcome.isolation == "in_process" and outcome.verdict.resolved, outcome.verdict

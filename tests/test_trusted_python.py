@@ -20,7 +20,8 @@ import pytest
 from polyglot_harness.utils.backends.docker.images import ensure_language_image
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing, reference_patch
-from polyglot_harness.utils.pipeline.grading import TRUSTED_PROCESS, GradingRequest, grade
+from polyglot_harness.utils.outcomes import Isolation
+from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
 from polyglot_harness.utils.prepare import prepare_dataset
 from polyglot_harness.utils.records.dataset import Instance, load_dataset
 from polyglot_harness.utils.records.instance_repo import checkout_commit
@@ -57,8 +58,8 @@ def grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_time
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
         # The source policy off: the trusted process must hold on its own (the policy refuses
         # most of these attackers before anything runs: tests/test_source_policy.py).
-        request = GradingRequest(language or instance.language_spec, instance.instance_id, tree, patch, instance.solution_paths,
-                                 instance.hidden_paths, test_timeout=test_timeout, source_policy=False)
+        request = GradingRequest(language=language or instance.language_spec, instance_id=instance.instance_id, test_tree=tree, patch_text=patch, solution_paths=instance.solution_paths,
+                                 hidden_paths=instance.hidden_paths, test_timeout=test_timeout, source_policy=False)
         return grade(sandboxes, image, request)
 
 
@@ -73,7 +74,7 @@ def test_attacker_is_unresolved_under_trusted_grading(attacker: Path, attacked_i
     instance = attacked_instances[meta["instance_id"]]
     outcome = grade_patch(sandboxes, python_image, instance, patch_writing(instance, attacker_files(attacker)),
                           meta.get("test_timeout", 120))
-    assert outcome.isolation == TRUSTED_PROCESS
+    assert outcome.isolation == Isolation.TRUSTED_PROCESS
     assert not outcome.verdict.resolved, f"{attacker.name} ({meta['description']}) was graded resolved"
     assert outcome.verdict.reason in meta["reasons"], (attacker.name, outcome.verdict,
                                                        (outcome.exec_result.output if outcome.exec_result else "")[-2000:])
@@ -100,5 +101,5 @@ def test_reference_of_an_attacked_exercise_resolves_under_trusted_grading(instan
     """The negative control: the same exercises, graded the same way, resolve when solved."""
     instance = attacked_instances[instance_id]
     outcome = grade_patch(sandboxes, python_image, instance, reference_patch(instance))
-    assert outcome.isolation == TRUSTED_PROCESS
+    assert outcome.isolation == Isolation.TRUSTED_PROCESS
     assert outcome.verdict.resolved, (outcome.verdict, (outcome.exec_result.output if outcome.exec_result else "")[-2000:])

@@ -52,7 +52,7 @@ from .settings import HarnessError, checked, run_config
 # The settings of harness() that grading reads; evaluate() takes these keywords and no others.
 GRADING_SETTINGS = ("test_timeout", "cpus", "memory", "pids_limit", "disk", "ca_bundle", "backend",
                     "backend_options", "max_workers", "strict")
-_PREDICTIONS = PreparedAgent("predictions", None, "predictions")
+_PREDICTIONS = PreparedAgent(name="predictions", tree=None, agent_hash="predictions")
 
 
 class EvaluateError(HarnessError):
@@ -76,7 +76,7 @@ class Task:
                 "base_commit": self.base_commit, "solution_files": list(self.solution_files)}
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Verdict:
     """The grading of one patch: `bool(verdict)` is `resolved`; `result` holds every key of a
     harness run's result JSON."""
@@ -97,10 +97,10 @@ class Verdict:
 def _verdict(result: InstanceResult, test_output: str) -> Verdict:
     failed = set(result.failed_tests)
     tests = {name: "failed" if name in failed else "passed" for name in result.test_names}
-    return Verdict(result.instance_id, result.eval_result == Bucket.RESOLVED, str(result.eval_result),
-                   str(result.reason),
-                   result.detail or "", tests, float(result.seconds.total or 0.0), test_output,
-                   json.loads(result.to_json()))
+    return Verdict(instance_id=result.instance_id, resolved=result.eval_result == Bucket.RESOLVED, bucket=str(result.eval_result),
+                   reason=str(result.reason),
+                   detail=result.detail or "", tests=tests, seconds=float(result.seconds.total or 0.0), test_output=test_output,
+                   result=json.loads(result.to_json()))
 
 
 class Evaluator:
@@ -145,8 +145,8 @@ class Evaluator:
         image = self._grading_image(instance.language)
         with tempfile.TemporaryDirectory(prefix="polyglot-verdict-", dir=self._workdir.name) as scratch:
             run_dir = RunDirectory.of(scratch, "evaluate")
-            job = InstanceJob(instance, _PREDICTIONS, "", image, AgentRunSettings(), self.config.test_timeout,
-                              self._limits(), self.run_id, "evaluate", run_dir.path, patch, 1)
+            job = InstanceJob(instance=instance, agent=_PREDICTIONS, agent_image="", grading_image=image, agent_settings=AgentRunSettings(), test_timeout=self.config.test_timeout,
+                              grading_limits=self._limits(), run_id=self.run_id, model_name_or_path="evaluate", output_dir=run_dir.path, predicted_patch=patch, tries=1)
             result = run_instance(self._sandboxes, job, threading.Event())
             output = run_dir.instance(instance.instance_id).eval_output
             return _verdict(result, output.read_text(encoding="utf-8") if output.is_file() else "")

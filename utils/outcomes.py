@@ -34,6 +34,22 @@ BUCKETS: tuple[Bucket, ...] = tuple(Bucket)
 FINISHED_BUCKETS: tuple[Bucket, ...] = (Bucket.RESOLVED, Bucket.UNRESOLVED, Bucket.EMPTY_PATCH)  # reused on resume
 
 
+class Isolation(StrEnum):
+    """How the solution ran beside the hidden tests (`grading_isolation`)."""
+
+    TRUSTED_PROCESS = "trusted_process"  # the tests in their own process, which never loads solution code
+    IN_PROCESS = "in_process"            # the tests and the solution in one process (compiled languages)
+
+
+class PolicyCategory(StrEnum):
+    """The source policy's categories (a refusal's rule belongs to one)."""
+
+    TEST_FRAMEWORK = "test_framework"    # the runner's own names: a solution is called by tests, never calls them
+    INTROSPECTION = "introspection"      # frames, reflection, unsafe memory, code built from strings, patching
+    PROCESS_CONTROL = "process_control"  # exits, exit hooks, child processes, re-exec, the runner's arguments
+    TEST_SOURCES = "test_sources"        # reading files: the hidden tests, the report directory
+
+
 class Reason(StrEnum):
     """Why an instance landed in its bucket (`reason`): machine-readable, exactly one each."""
 

@@ -44,7 +44,7 @@ from .pipeline.pools import Prestart, Sandboxes
 from .settings import (DEFAULT_PASS_ENV, RESUME_SETTINGS, SETTINGS, HarnessError, RunConfig, resolve, run_config,
                        size_in_bytes)
 
-@dataclass
+@dataclass(kw_only=True)
 class RunOutcome:
     run_dir: Path
     report_path: Path
@@ -66,7 +66,7 @@ class RunOutcome:
         return 1
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RunPlan:
     """What the run will do, decided before any sandbox exists."""
     config: RunConfig
@@ -275,7 +275,7 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
     if predicted is not None:
         instances = [instance for instance in instances if instance.instance_id in predicted]
     check_recorded(instances, config.dataset, config.strict)
-    agent = (PreparedAgent("predictions", None, "predictions") if predicted is not None
+    agent = (PreparedAgent(name="predictions", tree=None, agent_hash="predictions") if predicted is not None
              else _prepare_agent(config, workdir))
     for warning in agent.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -284,7 +284,7 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
     previous = {instance_id: combine_attempts([attempts[number] for number in range(1, config.attempts + 1)])
                 for instance_id, attempts in finished.items() if len(attempts) == config.attempts}
     partial = {instance_id: attempts for instance_id, attempts in finished.items() if instance_id not in previous}
-    return RunPlan(config, tuple(instances), agent, key, previous, predicted, partial)
+    return RunPlan(config=config, instances=tuple(instances), agent=agent, resume_key=key, previous=previous, predicted=predicted, finished_attempts=partial)
 
 
 def check_recorded(instances: Sequence[Instance], dataset: Path, strict: bool) -> None:
@@ -359,10 +359,10 @@ def provision(plan: RunPlan, workdir: Path) -> Provisioned:
     predicted = plan.predicted
     # Attempt-major: every instance's attempt 1 queues before any attempt 2, so the attempts of
     # one instance seldom wait on each other (--num_evals_parallel).
-    jobs = tuple(InstanceJob(instance, plan.agent, images.agent[instance.language], images.grading[instance.language],
-                             agent_settings, config.test_timeout, limits, run_id, config.name, config.run_dir,
-                             predicted.get(instance.instance_id) if predicted is not None else None, config.tries,
-                             attempt)
+    jobs = tuple(InstanceJob(instance=instance, agent=plan.agent, agent_image=images.agent[instance.language], grading_image=images.grading[instance.language],
+                             agent_settings=agent_settings, test_timeout=config.test_timeout, grading_limits=limits, run_id=run_id, model_name_or_path=config.name, output_dir=config.run_dir,
+                             predicted_patch=predicted.get(instance.instance_id) if predicted is not None else None, tries=config.tries,
+                             attempt=attempt)
                  for attempt in range(1, config.attempts + 1) for instance in plan.instances
                  if instance.instance_id not in plan.previous
                  and attempt not in plan.finished_attempts.get(instance.instance_id, {}))
@@ -415,7 +415,7 @@ def write_report(plan: RunPlan, results: dict[str, InstanceResult], interrupted:
     report = build_run_report(config.name, [instance.instance_id for instance in plan.instances],
                               results).run_report_json()
     write_json(config.report_path, report)
-    return RunOutcome(config.run_dir, config.report_path, results, report, interrupted, images)
+    return RunOutcome(run_dir=config.run_dir, report_path=config.report_path, results=results, report=report, interrupted=interrupted, images=images)
 
 
 def check_settings(config: RunConfig) -> None:

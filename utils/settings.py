@@ -164,7 +164,7 @@ def _stages(value: Any) -> tuple[Stage, ...]:
 
 # --- the declaration ---------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Setting:
     """One run setting as declared on its RunConfig field; `name`, `kind` and `default` are
     filled in from the field itself (see SETTINGS)."""
@@ -193,7 +193,7 @@ def _run_name() -> str:
     return time.strftime("%Y%m%d_%H%M%S")
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RunConfig:
     """Every setting of one run, typed and checked per setting before anything starts (the
     checks that involve several settings: utils/run.py check_config). The field order is the

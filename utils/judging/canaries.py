@@ -67,7 +67,7 @@ class Mutation:
     first: bool       # the copy runs before the real test (drawn: order says nothing)
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Canary:
     source: str       # the test's upstream name
     hidden_name: str  # the name the real test runs under in this grading
@@ -412,7 +412,7 @@ class Mutator:
     literal: Callable[[int | str | bool], str]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Planter:
     """How canaries are planted into one language's test files."""
     file_globs: tuple[str, ...]
@@ -622,14 +622,14 @@ def _canary(planter: Planter, context: ValueContext, assertion: Assertion | None
     expected, actual = rng.sample(range(10_000, 99_999), 2)
     if assertion is None:
         failure = planter.fallback_failure(expected, actual) if planter.fallback_failure else ""
-        return Canary(unit.name, hidden, expected, actual, name, fallback_failure=failure)
+        return Canary(source=unit.name, hidden_name=hidden, expected=expected, actual=actual, name=name, fallback_failure=failure)
     literal = str(value) if isinstance(value, Symbol) else (assertion.written or planter.mutator.literal)(value)
     original = text[unit.start + assertion.start:unit.start + assertion.end]
     if isinstance(value, str) and original[:1] in "'\"" and literal[:1] in "'\"":
         literal = original[0] + literal[1:-1] + original[0]  # the file's own quote style
     mutation = Mutation(assertion.start, assertion.end, literal, assertion.failure(value),
                         rng.random() < 0.5)
-    return Canary(unit.name, hidden, expected, actual, name, mutation)
+    return Canary(source=unit.name, hidden_name=hidden, expected=expected, actual=actual, name=name, mutation=mutation)
 
 
 def _with_renames(planted: list[tuple[TestUnit, Canary]], units: list[TestUnit],

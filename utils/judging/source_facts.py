@@ -266,7 +266,7 @@ class Token:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Dialect:
     name: str
     nested_comments: bool = False     # Rust's /* /* */ */
@@ -719,7 +719,7 @@ def _name_facts(toks: list[Token], head=lambda text: text) -> list[Fact]:
 
 # --- JavaScript -----------------------------------------------------------------------------
 
-JAVASCRIPT = Dialect("javascript", backtick="template", single_quote="string", regex_literals=True)
+JAVASCRIPT = Dialect(name="javascript", backtick="template", single_quote="string", regex_literals=True)
 _JS_DECLARES = {"let", "const", "var", "function", "class"}
 _JS_CONTROL = {"if", "for", "while", "switch", "catch", "function", "with", "return", "typeof", "await", "new"}
 
@@ -930,7 +930,7 @@ def _js_imports(toks: list[Token]) -> list[Fact]:
 
 # --- Go -------------------------------------------------------------------------------------
 
-GO = Dialect("go", backtick="raw")
+GO = Dialect(name="go", backtick="raw")
 
 
 def go_facts(text: str) -> tuple[Fact, ...]:
@@ -969,7 +969,7 @@ def _go_imports(toks: list[Token]) -> tuple[list[Fact], dict[str, str]]:
 
 # --- Rust -----------------------------------------------------------------------------------
 
-RUST = Dialect("rust", nested_comments=True, single_quote="rust", raw_strings="rust")
+RUST = Dialect(name="rust", nested_comments=True, single_quote="rust", raw_strings="rust")
 
 
 def rust_facts(text: str) -> tuple[Fact, ...]:
@@ -1034,7 +1034,7 @@ def _use_paths(toks: list[Token]) -> list[str]:
 
 # --- Java -----------------------------------------------------------------------------------
 
-JAVA = Dialect("java", text_blocks=True)
+JAVA = Dialect(name="java", text_blocks=True)
 
 
 # System properties an honest solution reads (the line separator); a call naming one is
@@ -1066,7 +1066,7 @@ def java_facts(text: str) -> tuple[Fact, ...]:
 # Keywords after which a name is used, not declared (`return exit(1)`).
 _CPP_EXPRESSION_KEYWORDS = {"return", "case", "throw", "new", "delete", "co_return", "co_yield", "co_await", "else",
                             "do", "sizeof", "alignof", "decltype", "typeid", "noexcept", "goto", "using", "operator"}
-CPP = Dialect("cpp", raw_strings="cpp", digit_separator="'", line_directives=True)
+CPP = Dialect(name="cpp", raw_strings="cpp", digit_separator="'", line_directives=True)
 
 
 def cpp_facts(text: str) -> tuple[Fact, ...]:

@@ -22,12 +22,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-# The categories of the vocabulary (docs/verdict.md, "The source policy"):
-TEST_FRAMEWORK = "test_framework"    # the runner's own names: a solution is called by tests, never calls them
-INTROSPECTION = "introspection"      # frames, reflection, unsafe memory, code built from strings, patching
-PROCESS_CONTROL = "process_control"  # exits, exit hooks, child processes, re-exec, the runner's arguments
-TEST_SOURCES = "test_sources"        # reading files: the hidden tests, the report directory
-CATEGORIES = (TEST_FRAMEWORK, INTROSPECTION, PROCESS_CONTROL, TEST_SOURCES)
+from ..outcomes import PolicyCategory
+
+# The categories of the vocabulary (utils/outcomes.py; docs/verdict.md, "The source policy"), by their short names here and in the
+# language modules' rule tables.
+TEST_FRAMEWORK = PolicyCategory.TEST_FRAMEWORK
+INTROSPECTION = PolicyCategory.INTROSPECTION
+PROCESS_CONTROL = PolicyCategory.PROCESS_CONTROL
+TEST_SOURCES = PolicyCategory.TEST_SOURCES
+CATEGORIES: tuple[PolicyCategory, ...] = tuple(PolicyCategory)
 # Categories whose rules the hidden tests cannot switch off: the tests use their framework
 # and are test sources by nature, a solution never needs either.
 TEST_SIDE = (TEST_FRAMEWORK, TEST_SOURCES)

@@ -117,8 +117,8 @@ def rename(test: str, name: str, new_name: str) -> str:
     return test.replace(f'"{name}"', f'"{new_name}"', 1)
 
 
-PLANTER = Planter(("**/*_test.cpp",), "snake", find_units, plant_file, leaf, Mutator(assertions, rename, literal),
-                  lambda expected, actual: (f"^  REQUIRE\\( {expected}\\s*==\\s*{actual} \\)\nwith expansion:\n"
+PLANTER = Planter(file_globs=("**/*_test.cpp",), name_style="snake", find_units=find_units, plant_file=plant_file, leaf=leaf, mutator=Mutator(assertions, rename, literal),
+                  fallback_failure=lambda expected, actual: (f"^  REQUIRE\\( {expected}\\s*==\\s*{actual} \\)\nwith expansion:\n"
                                             f"  {re.escape(_expanded(expected))} == {re.escape(_expanded(actual))}$"))
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------

@@ -46,9 +46,9 @@ def rename(test: str, name: str, new_name: str) -> str:
 
 # The exercises keep expected values in tables beside the tests (cases_test.go), not in
 # assertions the mutator could change: Go tests are renamed, and every canary is the fallback.
-PLANTER = Planter(("**/*_test.go",), "camel", find_units, plant_file, leaf,
-                  Mutator(lambda test: [], rename, str),
-                  lambda expected, actual: rf"^\s+\w+\.go:\d+: got {actual}, want {expected}$")
+PLANTER = Planter(file_globs=("**/*_test.go",), name_style="camel", find_units=find_units, plant_file=plant_file, leaf=leaf,
+                  mutator=Mutator(lambda test: [], rename, str),
+                  fallback_failure=lambda expected, actual: rf"^\s+\w+\.go:\d+: got {actual}, want {expected}$")
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 

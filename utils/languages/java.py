@@ -163,9 +163,9 @@ def rename(test: str, name: str, new_name: str) -> str:
     return re.sub(rf"\bvoid\s+{re.escape(name)}\s*\(", f"void {new_name}(", test, count=1)
 
 
-PLANTER = Planter(("src/test/**.java",), "lower_camel", find_units, plant_file, leaf,
-                  Mutator(assertions, rename, literal),
-                  lambda expected, actual: re.escape(f"expected: <{expected}> but was: <{actual}>"))
+PLANTER = Planter(file_globs=("src/test/**.java",), name_style="lower_camel", find_units=find_units, plant_file=plant_file, leaf=leaf,
+                  mutator=Mutator(assertions, rename, literal),
+                  fallback_failure=lambda expected, actual: re.escape(f"expected: <{expected}> but was: <{actual}>"))
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 

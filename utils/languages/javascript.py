@@ -194,9 +194,9 @@ def rename(test: str, name: str, new_name: str) -> str:
                   lambda match: match.group(1) + new_name, test, count=1)
 
 
-PLANTER = Planter(("**/*.spec.js", "**/*.test.js"), "words", find_units, plant_file, leaf,
-                  Mutator(assertions, rename, literal),
-                  lambda expected, actual: _failure("toBe", expected).replace("$", "") + "\n" + re.escape(f"Received: {actual}") + "$")
+PLANTER = Planter(file_globs=("**/*.spec.js", "**/*.test.js"), name_style="words", find_units=find_units, plant_file=plant_file, leaf=leaf,
+                  mutator=Mutator(assertions, rename, literal),
+                  fallback_failure=lambda expected, actual: _failure("toBe", expected).replace("$", "") + "\n" + re.escape(f"Received: {actual}") + "$")
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 

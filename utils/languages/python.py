@@ -108,9 +108,9 @@ def literal(value: int | str | bool) -> str:
     return repr(value)
 
 
-PLANTER = Planter(("**/*_test.py", "**/test_*.py"), "snake", find_units, plant_file, leaf,
-                  Mutator(assertions, rename, literal),
-                  lambda expected, actual: f"^AssertionError: {expected} != {actual}$")
+PLANTER = Planter(file_globs=("**/*_test.py", "**/test_*.py"), name_style="snake", find_units=find_units, plant_file=plant_file, leaf=leaf,
+                  mutator=Mutator(assertions, rename, literal),
+                  fallback_failure=lambda expected, actual: f"^AssertionError: {expected} != {actual}$")
 
 # --- trusted grading (docker/python/polyglot_bridge/) ---------------------------------
 

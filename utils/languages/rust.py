@@ -174,8 +174,8 @@ def rename(test: str, name: str, new_name: str) -> str:
     return re.sub(rf"\bfn {re.escape(name)}\(", f"fn {new_name}(", test, count=1)
 
 
-PLANTER = Planter(("tests/**.rs",), "snake", find_units, plant_file, leaf, Mutator(assertions, rename, literal),
-                  lambda expected, actual: _failure(0, expected).replace(".*", re.escape(str(actual))))
+PLANTER = Planter(file_globs=("tests/**.rs",), name_style="snake", find_units=find_units, plant_file=plant_file, leaf=leaf, mutator=Mutator(assertions, rename, literal),
+                  fallback_failure=lambda expected, actual: _failure(0, expected).replace(".*", re.escape(str(actual))))
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 

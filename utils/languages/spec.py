@@ -177,7 +177,7 @@ class TrustedProcess:
 COMMON_ARTIFACTS = (".git/**", "**/.DS_Store")
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class LanguageSpec:
     name: str
     # --- what the agent is told (through --test_description: the agent cannot import this) ---

@@ -82,7 +82,7 @@ class TryStart:
     feedback: str  # utils/feedback.py's text, given to the agent as FEEDBACK_FILE
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class AgentPhaseOutcome:
     """What the agent phase left: the patch, and how the agent's run went."""
     patch: str
@@ -194,7 +194,7 @@ def _run_builtin(box: Sandbox, instance: Instance, language: LanguageSpec, agent
         box.put_directory(instance.reference_dir, TESTBED)
     output = "oracle: reference solution copied" if agent.name == "oracle" else "null agent: no change"
     collected = _collect_outputs(box, instance, language, log)
-    return AgentPhaseOutcome(collected.patch, collected.patch_source, 0, False, 0.0, "", {}, output, collected.patch_bytes)
+    return AgentPhaseOutcome(patch=collected.patch, patch_source=collected.patch_source, exit_code=0, timed_out=False, seconds=0.0, chat_history="", usage={}, output_tail=output, patch_bytes=collected.patch_bytes)
 
 
 def _run_agent_command(box: Sandbox, instance: Instance, language: LanguageSpec, agent: PreparedAgent,
@@ -219,9 +219,9 @@ def _run_agent_command(box: Sandbox, instance: Instance, language: LanguageSpec,
     chat = collected.chat
     if chat is None:
         chat = f"[the transcript holds {collected.sizes['chat']} bytes, over the harness's limit: not kept]\n".encode()
-    return AgentPhaseOutcome(collected.patch, collected.patch_source, result.exit_code, result.timed_out, result.seconds,
-                    chat.decode("utf-8", "replace"), _parse_usage(collected.usage), result.output[-20000:],
-                    collected.patch_bytes, result.disk_exceeded)
+    return AgentPhaseOutcome(patch=collected.patch, patch_source=collected.patch_source, exit_code=result.exit_code, timed_out=result.timed_out, seconds=result.seconds,
+                    chat_history=chat.decode("utf-8", "replace"), usage=_parse_usage(collected.usage), output_tail=result.output[-20000:],
+                    patch_bytes=collected.patch_bytes, disk_limited=result.disk_exceeded)
 
 
 def agent_command(instance: Instance, language: LanguageSpec, settings: AgentRunSettings,

@@ -60,7 +60,7 @@ def ensure_warm(sandboxes: Sandboxes, language: LanguageSpec, image: str, test_t
             return
         command = language.build_cache.warm_command.format(key=key)
         log(f"warming the shared build cache {volume} ({key}) on the pristine test tree: {command}")
-        warm_spec = SandboxSpec(image, "cache-warm", network="none", limits=limits,
+        warm_spec = SandboxSpec(image=image, role="cache-warm", network="none", limits=limits,
                                 environment=language.build_cache.writer_env,
                                 volumes=((volume, language.build_cache.mount_path, "rw"),),
                                 user=None)  # root owns the cache; graders (the runner user) only read it

@@ -40,7 +40,7 @@ from ..seam.registry import open_provider
 from ..judging.verdict import decide_separated
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ReferenceRun:
     instance_id: str
     test_names: tuple[str, ...] | None  # None when the reference did not resolve
@@ -85,11 +85,11 @@ def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_tim
         reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout)
         verdict = _reference_verdict(reference, instance)
     if not verdict.resolved:
-        return ReferenceRun(instance.instance_id, None, verdict.reason, reference.seconds)
+        return ReferenceRun(instance_id=instance.instance_id, test_names=None, reason=verdict.reason, seconds=reference.seconds)
     results = instance.language_spec.hidden_tests(reference.real_results, instance.hidden_paths)
     sources = _behaving_canaries(reference.canaries, reference.canary_cases)
     stub = _grade_patch(sandboxes, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources)
-    return ReferenceRun(instance.instance_id, results.names(), verdict.reason, reference.seconds + stub.seconds,
+    return ReferenceRun(instance_id=instance.instance_id, test_names=results.names(), reason=verdict.reason, seconds=reference.seconds + stub.seconds,
                         skipped_names=results.names(SKIPPED), stub_passes=stub.verdict.resolved,
                         canary_sources=sources)
 
@@ -119,8 +119,8 @@ def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_tim
     with tempfile.TemporaryDirectory(prefix="polyglot-reference-tests-") as workdir:
         test_tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
-        request = GradingRequest(language, instance.instance_id, test_tree, patch, instance.solution_paths,
-                                 instance.hidden_paths, expected_tests, test_timeout=test_timeout,
+        request = GradingRequest(language=language, instance_id=instance.instance_id, test_tree=test_tree, patch_text=patch, solution_paths=instance.solution_paths,
+                                 hidden_paths=instance.hidden_paths, expected_tests=expected_tests, test_timeout=test_timeout,
                                  expected_skips=expected_skips, grading_mode=instance.grading_mode,
                                  canary_sources=canary_sources, plant_all_canaries=plant_all,
                                  reference_dir=instance.reference_dir)

@@ -30,7 +30,7 @@ from typing import Mapping
 from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from .build_cache import ensure_warm, reader_env, reader_mounts
 from ..languages import LanguageSpec, TrustedProcess, matches_any
-from ..outcomes import Reason
+from ..outcomes import Isolation, Reason
 from ..judging.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
 from ..judging.regular_files import irregular_entries, read_regular, regular_files
 from ..judging.runner_results import SoloBuildFailure, TestCase, TestResults, solo_build_failure
@@ -47,12 +47,9 @@ SOLUTION_DIR = "/solution"
 # (docker/python/Dockerfile). The image's other writable directories are the runner group's
 # alone, so the two processes share nothing writable (docs/verdict.md "Nothing writable shared").
 SOLUTION_HOME = "/home/solution"
-# GradingOutcome.isolation: how the solution ran beside the tests (result key grading_isolation).
-TRUSTED_PROCESS = "trusted_process"
-IN_PROCESS = "in_process"
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class GradingRequest:
     language: LanguageSpec
     instance_id: str
@@ -78,7 +75,7 @@ class GradingRequest:
     source_policy: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class GradingOutcome:
     verdict: Verdict
     filtered: FilteredPatch | None
@@ -93,7 +90,7 @@ class GradingOutcome:
     # canary's own case by source.
     real_results: TestResults = TestResults()
     canary_cases: Mapping[str, TestCase] = field(default_factory=dict)
-    isolation: str | None = None  # TRUSTED_PROCESS | IN_PROCESS; None: nothing ran
+    isolation: Isolation | None = None  # None: nothing ran
 
 
 def grading_sandbox_spec(image: str, limits: Limits, language: LanguageSpec) -> SandboxSpec:
@@ -117,8 +114,8 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
             apply_method = apply_patch(tree, filtered.text)
         except PatchError as error:
             log(f"patch did not apply: {error}")
-            return GradingOutcome(Verdict(False, Reason.PATCH_APPLY_FAILED, str(error)), filtered, None,
-                                  TestResults(), None, "", time.monotonic() - started)
+            return GradingOutcome(verdict=Verdict(False, Reason.PATCH_APPLY_FAILED, str(error)), filtered=filtered, apply_method=None,
+                                  results=TestResults(), exec_result=None, eval_script="", seconds=time.monotonic() - started)
         irregular = irregular_entries(tree)
         if irregular:
             return _not_regular(filtered, apply_method, irregular, started, log)
@@ -128,8 +125,8 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         refused = source_policy_refusals(tree, request, filtered)
         if refused:
             log(f"source policy: {summary(refused, limit=20)}")
-            return GradingOutcome(Verdict(False, Reason.FORBIDDEN_CONSTRUCT, summary(refused)), filtered, apply_method,
-                                  TestResults(), None, "", time.monotonic() - started, guarded)
+            return GradingOutcome(verdict=Verdict(False, Reason.FORBIDDEN_CONSTRUCT, summary(refused)), filtered=filtered, apply_method=apply_method,
+                                  results=TestResults(), exec_result=None, eval_script="", seconds=time.monotonic() - started, guarded=guarded)
         unskip_tree(tree, request.language)
         planted = plant_canaries(tree, request)
         if planted:
@@ -157,8 +154,8 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
     if solo is not None:
         verdict = solo_build_verdict(solo)
         log(f"verdict {verdict.reason}: {verdict.detail}")
-        return GradingOutcome(verdict, filtered, apply_method, TestResults(), exec_result, eval_script.text,
-                              time.monotonic() - started, guarded, planted, isolation=eval_script.isolation)
+        return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=TestResults(), exec_result=exec_result, eval_script=eval_script.text,
+                              seconds=time.monotonic() - started, guarded=guarded, canaries=planted, isolation=eval_script.isolation)
     results = request.language.parse_results(report)
     planter = request.language.canaries
     real, own = separate(results, planted, planter.leaf if planter else lambda name: None,
@@ -169,8 +166,8 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         verdict = decide_separated(exec_result.exit_code, exec_result.timed_out, real, own, planted,
                                    request.expected_tests, request.expected_skips, request.grading_mode)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
-    return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script.text,
-                          time.monotonic() - started, guarded, planted, real, own, eval_script.isolation)
+    return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=results, exec_result=exec_result, eval_script=eval_script.text,
+                          seconds=time.monotonic() - started, guarded=guarded, canaries=planted, real_results=real, canary_cases=own, isolation=eval_script.isolation)
 
 
 def solo_build_verdict(solo: SoloBuildFailure) -> Verdict:
@@ -185,8 +182,8 @@ def solo_build_verdict(solo: SoloBuildFailure) -> Verdict:
 class EvaluationScript:
     text: str  # run as the sandbox's user in TESTBED
     report_dir: str
-    isolation: str
-    socket: str = ""  # the trusted process's socket (TRUSTED_PROCESS only)
+    isolation: Isolation
+    socket: str = ""  # the trusted process's socket (Isolation.TRUSTED_PROCESS only)
 
 
 def trusted_process(request: GradingRequest) -> TrustedProcess | None:
@@ -204,13 +201,13 @@ def evaluation_script(language: LanguageSpec, trusted: TrustedProcess | None, re
     write), and the socket's directory 0711 (the solution process may connect, not list or add)."""
     if trusted is None:
         script = language.test_command.format(report_dir=report_dir)
-        return EvaluationScript(f"mkdir -m 700 -p {report_dir} && cd {TESTBED} && {script}", report_dir, IN_PROCESS)
+        return EvaluationScript(f"mkdir -m 700 -p {report_dir} && cd {TESTBED} && {script}", report_dir, Isolation.IN_PROCESS)
     token = secrets.token_hex(8)
     private_tmp, socket = f"/tmp/private-{token}", f"/tmp/bridge-{token}/socket"
     script = trusted.test_command.format(report_dir=report_dir, socket=socket, solution_dir=SOLUTION_DIR)
     prologue = (f"chmod 700 {TESTBED} && mkdir -m 700 -p {report_dir} {private_tmp} && "
                 f"mkdir -m 711 {socket.rsplit('/', 1)[0]} && export TMPDIR={private_tmp}")
-    return EvaluationScript(f"{prologue} && cd {TESTBED} && {script}", report_dir, TRUSTED_PROCESS, socket)
+    return EvaluationScript(f"{prologue} && cd {TESTBED} && {script}", report_dir, Isolation.TRUSTED_PROCESS, socket)
 
 
 def _not_regular(filtered: FilteredPatch | None, apply_method: str | None, entries: tuple[str, ...], started: float,
@@ -220,8 +217,8 @@ def _not_regular(filtered: FilteredPatch | None, apply_method: str | None, entri
     detail = (f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} not a regular file: "
               + ", ".join(entries[:10]))
     log(f"verdict {Reason.NOT_A_REGULAR_FILE}: {detail}")
-    return GradingOutcome(Verdict(False, Reason.NOT_A_REGULAR_FILE, detail), filtered, apply_method, TestResults(),
-                          None, "", time.monotonic() - started)
+    return GradingOutcome(verdict=Verdict(False, Reason.NOT_A_REGULAR_FILE, detail), filtered=filtered, apply_method=apply_method, results=TestResults(),
+                          exec_result=None, eval_script="", seconds=time.monotonic() - started)
 
 
 # Run before any process of the grading starts: everything the sandbox holds where grading

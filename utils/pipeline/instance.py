@@ -53,7 +53,7 @@ class RunCancelled(Exception):
     """The run is stopping (Ctrl-C / SIGTERM); this instance is left unfinished."""
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class InstanceJob:
     instance: Instance
     agent: PreparedAgent
@@ -168,7 +168,7 @@ def _agent_phase(job: InstanceJob, result: InstanceResult, log, stop, sandboxes:
     """The agent's run, or None when the instance is decided without grading."""
     if job.predicted_patch is not None:
         result.model_patch, result.patch_source = job.predicted_patch, "predictions"
-        return AgentPhaseOutcome(job.predicted_patch, "predictions", None, False, 0.0, "", {}, "")
+        return AgentPhaseOutcome(patch=job.predicted_patch, patch_source="predictions", exit_code=None, timed_out=False, seconds=0.0, chat_history="", usage={}, output_tail="")
     language = job.instance.language_spec
     for attempt in range(1, INFRA_RETRIES + 2):
         _check_stop(stop)
@@ -235,8 +235,8 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
     with tempfile.TemporaryDirectory(prefix="polyglot-tests-") as workdir:
         test_tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, test_tree)
-        request = GradingRequest(language, instance.instance_id, test_tree, patch, instance.solution_paths,
-                                 instance.hidden_paths, instance.expected_tests, test_timeout=job.test_timeout,
+        request = GradingRequest(language=language, instance_id=instance.instance_id, test_tree=test_tree, patch_text=patch, solution_paths=instance.solution_paths,
+                                 hidden_paths=instance.hidden_paths, expected_tests=instance.expected_tests, test_timeout=job.test_timeout,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
                                  canary_sources=instance.canary_sources, filtered=filtered,
                                  reference_dir=instance.reference_dir)

@@ -167,7 +167,7 @@ _FROM_JSON: dict[str, Callable[[Any], Any]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Instance:
     """A metadata entry as the harness uses it: paths resolved, answers left out."""
     instance_id: str

@@ -58,7 +58,7 @@ class PhaseSeconds:
                                if isinstance(data.get(declared.name), (int, float))})
 
 
-@dataclass
+@dataclass(kw_only=True)
 class InstanceResult:
     # --- HyperAgents' keys -------------------------------------------------------------------
     instance_id: str                      # "<language>__<slug>"
@@ -187,7 +187,7 @@ class InstanceResult:
         return self.resolved_at_try or 1
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TryRecord:
     """One try of an instance (`tries` in the result file): its own verdict and work."""
 
@@ -213,11 +213,11 @@ class TryRecord:
     @staticmethod
     def of(number: int, result: InstanceResult, last: bool) -> "TryRecord":
         names = try_files(result.instance_id, number, last)
-        return TryRecord(number, result.eval_result, result.reason, result.detail, result.model_patch,
-                         result.patch_source, list(result.kept_paths), [asdict(record) for record in result.tamper],
-                         result.agent_exit_code, result.agent_timed_out, dict(result.agent_usage), dict(result.tests),
-                         list(result.failed_tests), list(result.canaries), result.seconds.to_dict(),
-                         names.transcript, names.eval_output, names.feedback if number > 1 else "")
+        return TryRecord(try_number=number, eval_result=result.eval_result, reason=result.reason, detail=result.detail, model_patch=result.model_patch,
+                         patch_source=result.patch_source, kept_paths=list(result.kept_paths), tamper=[asdict(record) for record in result.tamper],
+                         agent_exit_code=result.agent_exit_code, agent_timed_out=result.agent_timed_out, agent_usage=dict(result.agent_usage), tests=dict(result.tests),
+                         failed_tests=list(result.failed_tests), canaries=list(result.canaries), seconds=result.seconds.to_dict(),
+                         transcript=names.transcript, eval_output=names.eval_output, feedback_file=names.feedback if number > 1 else "")
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "TryRecord":
@@ -228,7 +228,7 @@ class TryRecord:
         return TryRecord(**known)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class AttemptRecord:
     """One attempt of an instance (`attempt_results` in the result file): its verdict, patch,
     usage and timings; its full result and files are RunDirectory.attempt(instance_id, attempt)'s."""
@@ -249,10 +249,10 @@ class AttemptRecord:
 
     @staticmethod
     def of(number: int, result: InstanceResult) -> "AttemptRecord":
-        return AttemptRecord(number, result.eval_result, result.reason, result.detail, result.model_patch,
-                             dict(result.agent_usage), result.seconds.to_dict(), dict(result.tests),
-                             list(result.failed_tests), list(result.canaries), max(1, len(result.tries)),
-                             result.resolved_at_try, result.error)
+        return AttemptRecord(attempt=number, eval_result=result.eval_result, reason=result.reason, detail=result.detail, model_patch=result.model_patch,
+                             agent_usage=dict(result.agent_usage), seconds=result.seconds.to_dict(), tests=dict(result.tests),
+                             failed_tests=list(result.failed_tests), canaries=list(result.canaries), tries=max(1, len(result.tries)),
+                             resolved_at_try=result.resolved_at_try, error=result.error)
 
     @staticmethod
     def from_dict(data: dict[str, Any]) -> "AttemptRecord":
@@ -308,7 +308,7 @@ def _records(record_type: type[Record], entries: Any) -> list[Record]:
             for entry in entries if isinstance(entry, dict)]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RunReport:
     """What a set of instance results adds up to: computed once (`build_run_report`), written two
     ways. `run_report_json()` is the harness's `<name>_0.0.json`; `score_json()` is report.py's

@@ -41,7 +41,7 @@ class AgentPatchError(ValueError):
     """A --model_patch_paths patch is unreadable or does not apply to the agent."""
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class PreparedAgent:
     name: str            # oracle | null | the agent directory | <layout>:<host repository>
     tree: Path | None    # the patched copy (None for built-in agents)
@@ -72,7 +72,7 @@ def prepare_agent(agent: str, patch_paths: list[Path], workdir: Path) -> Prepare
     if agent in BUILTIN_AGENTS:
         if patch_paths:
             raise AgentPatchError(f"--model_patch_paths cannot be applied to the built-in {agent} agent")
-        return PreparedAgent(agent, None, agent)
+        return PreparedAgent(name=agent, tree=None, agent_hash=agent)
     source = Path(agent)
     if not (source / "run_task_agent.py").is_file():
         raise AgentPatchError(f"agent directory {source} has no run_task_agent.py")
@@ -83,7 +83,7 @@ def prepare_agent(agent: str, patch_paths: list[Path], workdir: Path) -> Prepare
     for patch_path in patch_paths:
         warnings += _apply_lineage_patch(tree, patch_path)
     _check_regular(tree)
-    return PreparedAgent(str(source), tree, tree_hash(tree)[:16], tuple(warnings))
+    return PreparedAgent(name=str(source), tree=tree, agent_hash=tree_hash(tree)[:16], warnings=tuple(warnings))
 
 
 def prepare_layout_agent(layout: AgentLayout, root: Path, patch_paths: list[Path], workdir: Path) -> PreparedAgent:
@@ -104,8 +104,8 @@ def prepare_layout_agent(layout: AgentLayout, root: Path, patch_paths: list[Path
     for patch_path in patch_paths:
         warnings += _apply_layout_patch(tree, patch_path, layout)
     _check_regular(tree)
-    return PreparedAgent(f"{layout.name}:{root}", tree, tree_hash(tree)[:16], tuple(warnings), layout.entry_point,
-                         layout.passes_model, layout.environment)
+    return PreparedAgent(name=f"{layout.name}:{root}", tree=tree, agent_hash=tree_hash(tree)[:16], warnings=tuple(warnings), entry_point=layout.entry_point,
+                         passes_model=layout.passes_model, environment=layout.environment)
 
 
 def _copy_item(source: Path, destination: Path) -> list[str]:

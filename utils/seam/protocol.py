@@ -60,7 +60,7 @@ SHARED_CACHE_PREFIX = "polyglot-harness-cache-"
 Log = Callable[[str], None]
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class ExecResult:
     exit_code: int | None
     output: str
@@ -83,7 +83,7 @@ class Limits:
     disk: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class SandboxSpec:
     """Everything that defines a sandbox except the instance it serves."""
     image: str

@@ -97,7 +97,7 @@ class Side:
                 "accuracy": self.report.accuracy_score}
 
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class RunComparison:
     a: Side
     b: Side

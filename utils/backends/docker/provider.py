@@ -169,7 +169,7 @@ class DockerSandbox:
         exceeded = disk_guard is not None and disk_guard.exceeded
         timed_out = exit_code in (124, 137) and seconds >= timeout - 0.5 and not exceeded
         output, complete = strip_end_marker(collector.text(), marker)
-        return ExecResult(exit_code, output, timed_out, seconds, collector.truncated, exceeded, complete)
+        return ExecResult(exit_code=exit_code, output=output, timed_out=timed_out, seconds=seconds, truncated=collector.truncated, disk_exceeded=exceeded, complete=complete)
 
     def running(self) -> bool:
         try:

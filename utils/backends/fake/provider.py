@@ -128,8 +128,8 @@ class FakeSandbox:
             collector.add(chunk)
         exit_code = process.wait()
         watchers[0].cancel()
-        return ExecResult(exit_code if exit_code >= 0 else 128 - exit_code, collector.text(), timed_out.is_set(),
-                          time.monotonic() - started, collector.truncated, exceeded.is_set())
+        return ExecResult(exit_code=exit_code if exit_code >= 0 else 128 - exit_code, output=collector.text(), timed_out=timed_out.is_set(),
+                          seconds=time.monotonic() - started, truncated=collector.truncated, disk_exceeded=exceeded.is_set())
 
     def _limit(self, user: int | None) -> None:
         """In the child, before exec: network namespace, limits, then the user."""

@@ -162,7 +162,7 @@ def _unpacked_agent(name: str | None, agent_hash: str | None, tar: bytes | None,
         tree = workdir / "agent"
         with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
             archive.extractall(workdir, filter="data")
-    return PreparedAgent(name, tree, agent_hash or "")
+    return PreparedAgent(name=name, tree=tree, agent_hash=agent_hash or "")
 
 
 def _node_sandboxes(run_id: str) -> list[str]:
