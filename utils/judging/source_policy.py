@@ -24,8 +24,8 @@ from typing import Callable, Iterable, Mapping
 
 from ..outcomes import PolicyCategory
 
-# The categories of the vocabulary (utils/outcomes.py; docs/verdict.md, "The source policy"), by their short names here and in the
-# language modules' rule tables.
+# The categories of the vocabulary (utils/outcomes.py; docs/verdict.md, "The source policy"), by
+# their short names here and in the language modules' rule tables.
 TEST_FRAMEWORK = PolicyCategory.TEST_FRAMEWORK
 INTROSPECTION = PolicyCategory.INTROSPECTION
 PROCESS_CONTROL = PolicyCategory.PROCESS_CONTROL
