@@ -401,6 +401,9 @@ class Assertion:
     failure: Callable[[int | str | bool], str]  # a new expected value -> regex of the message
     # How a new value is written here, when not as the language's literal (AssertJ's isTrue()).
     written: Callable[[int | str | bool], str] | None = None
+    # Where a reader sees the value when its slot lies outside the test (Go's table beside
+    # it): (that text with the slot left out, that text); None: the test's own text.
+    context: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -410,6 +413,12 @@ class Mutator:
     assertions: Callable[[str], list[Assertion]]  # a test's own text -> in source order
     rename: Callable[[str, str, str], str]        # a test's text, its name, the new name
     literal: Callable[[int | str | bool], str]
+    # (a test's own text, every test file joined) -> assertions, for a language whose
+    # expected values sit outside the test (Go's tables): used instead of `assertions`.
+    assertions_in: Callable[[str, str], list[Assertion]] | None = None
+
+    def find(self, test: str, every_test: str) -> list[Assertion]:
+        return self.assertions_in(test, every_test) if self.assertions_in else self.assertions(test)
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -470,7 +479,7 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     eligible = _unique_names(eligible)
     every_test = "\n".join(files.values())
     assertions = {unit.name: _first_assertion(planter, files[path], unit, every_test) for path, unit in eligible}
-    pools = {path: _value_pool(planter, files[path], units[path]) for path in files}
+    pools = {path: _value_pool(planter, files[path], units[path], every_test) for path in files}
     docs = _documents(tree)
     contexts = {unit.name: ValueContext(files[path], unit, every_test, docs) for path, unit in eligible}
     values = {unit.name: _draw(contexts[unit.name], assertions[unit.name], pools[path], rng)
@@ -541,7 +550,7 @@ def _first_assertion(planter: Planter, text: str, unit: TestUnit, every_test: st
     checks the canary behaves on the reference) and at every grading."""
     if planter.mutator is None:
         return None
-    for assertion in planter.mutator.assertions(text[unit.start:unit.end]):
+    for assertion in planter.mutator.find(text[unit.start:unit.end], every_test or text):
         if not isinstance(assertion.value, Symbol) or _alternatives(assertion.value, every_test or text):
             return assertion
     return None
@@ -551,12 +560,13 @@ def _alternatives(symbol: Symbol, text: str) -> list[Symbol]:
     return [other for other in symbols_in(text, symbol.qualifier) if other != symbol]
 
 
-def _value_pool(planter: Planter, text: str, units: list[TestUnit]) -> list[int | str | bool | Symbol]:
+def _value_pool(planter: Planter, text: str, units: list[TestUnit], every_test: str = "") -> list[int | str | bool | Symbol]:
     """Every expected value of the file's tests (and the constants written under the
     qualifier of each named one): the candidates a mutated value is chosen among first."""
     if planter.mutator is None:
         return []
-    values = [assertion.value for unit in units for assertion in planter.mutator.assertions(text[unit.start:unit.end])]
+    values = [assertion.value for unit in units
+              for assertion in planter.mutator.find(text[unit.start:unit.end], every_test or text)]
     return values + [other for value in values if isinstance(value, Symbol) for other in _alternatives(value, text)]
 
 
@@ -572,6 +582,8 @@ class ValueContext:
     def profile(self, assertion: Assertion) -> Callable[[object], tuple[int, ...]]:
         own_text = self.text[self.unit.start:self.unit.end]
         own = own_text[:assertion.start] + " " + own_text[assertion.end:]
+        if assertion.context is not None:
+            own, own_text = assertion.context
         return lambda value: appearance_profile(value, own, self.every_test, self.docs, own_text)
 
 
@@ -856,4 +868,19 @@ def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf 
     for source, cases in children.items():
         if source not in own:
             own[source] = next((case for case in cases if case.outcome != PASSED), cases[0])
+    for canary in canaries:
+        _message_from_children(canary, own, children.get(canary.source, []))
     return TestResults(tuple(real), results.report_files, results.problems, results.caught), own
+
+
+def _message_from_children(canary: Canary, own: dict, children: list) -> None:
+    """Go reports a subtest's failure message under the subtest, not its parent: a canary whose
+    mutated table entry runs as a subtest carries its message in a failed child. The parent's
+    outcome stands (a parent reported passed is still `canary_passed`)."""
+    from .runner_results import PASSED
+
+    if canary.source not in own or canary.carries_secret(own[canary.source].message):
+        return
+    carrier = next((case for case in children if case.outcome != PASSED and canary.carries_secret(case.message)), None)
+    if carrier is not None:
+        own[canary.source] = replace(own[canary.source], message=carrier.message)

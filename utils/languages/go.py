@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import Canary, Leaf, Mutator, Planter, TestUnit, line_end, matching_brace, plant_after
+from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, Mutator, Planter, TestUnit, call_arguments,
+                                 line_end, matching_brace, plant_after, plain_literal)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
 
-_TEST = re.compile(r"^func (?P<name>Test\w*)\(\w+ \*testing\.T\) \{", re.M)
+_TEST = re.compile(r"^func (?P<name>Test\w*)\((?P<t>\w+) \*testing\.T\) \{", re.M)
 
 
 def find_units(text: str) -> list[TestUnit]:
@@ -44,10 +46,302 @@ def rename(test: str, name: str, new_name: str) -> str:
     return re.sub(rf"^func {re.escape(name)}\(", f"func {new_name}(", test, count=1, flags=re.M)
 
 
-# The exercises keep expected values in tables beside the tests (cases_test.go), not in
-# assertions the mutator could change: Go tests are renamed, and every canary is the fallback.
+# --- mutated table canaries: the copy ranges over its table, written inline, one entry changed ---
+#
+# Go tests are table-driven: `for _, tc := range testCases { ... t.Fatalf("... want %q", ..., tc.expected) }`
+# with `var testCases = []struct{...}{...}` at package level (often in cases_test.go). The
+# "assertion" of a test is an entry's expected field: a field compared with `==`/`!=` (or
+# reflect.DeepEqual) to what the solution returned and printed by the failure call after
+# that comparison. The copy is the test itself, renamed, ranging over the table's literal
+# written inline with that one field changed, so it runs every case as the real test does
+# (same subtests, same calls) and fails only the changed one, with the test's own message.
+
+_TABLE = re.compile(r"^var (?P<name>\w+) = (?P<type>\[\](?:struct\b|[\w.]+))", re.M)
+_RANGE = re.compile(r"\bfor (?:\w+, )?(?P<var>\w+) :?= range (?P<expr>[^{\n]+?) \{")
+_FAILURE_CALL = re.compile(r"\bt\.(?:Errorf|Fatalf)\(")
+_VERB = re.compile(r"%(?P<flags>[-+# 0]*)(?P<width>\d+)?(?:\.\d+)?(?P<verb>[a-zA-Z%])")
+_GO_INT = re.compile(r"-?0[xXoObB]?[0-9a-fA-F_]+")
+_SCAN = {"backtick": True}
+
+
+@dataclass(frozen=True)
+class _Table:
+    text: str                   # the composite literal as written: `[]T{...}`
+    fields: tuple[str, ...]     # the element struct's fields in order (() when unknown)
+    entries: tuple[tuple[int, int], ...]  # each element's span in `text`
+
+
+def _tables(every_test: str) -> dict[str, _Table]:
+    """The package-level tables of the test files (`var name = []T{...}`), by name."""
+    tables = {}
+    for match in _TABLE.finditer(every_test):
+        try:
+            table = _table_at(every_test, match)
+        except CanaryError:
+            continue
+        if table is not None:
+            tables[match["name"]] = table
+    return tables
+
+
+def _table_at(text: str, match: re.Match) -> _Table | None:
+    start = match.start("type")
+    if match["type"].endswith("struct"):
+        brace = text.index("{", match.end("type"))
+        type_end = matching_brace(text, brace, backtick=True)
+        fields = _struct_fields(text[brace + 1:type_end - 1])
+    else:
+        type_end = match.end("type")
+        fields = _named_struct_fields(text, match["type"][2:])
+    opening = type_end + len(text[type_end:]) - len(text[type_end:].lstrip(" \t"))
+    if not text.startswith("{", opening):
+        return None
+    end = matching_brace(text, opening, backtick=True)
+    literal = text[start:end]
+    entries = call_arguments(literal, opening - start, **_SCAN) or []
+    return _Table(literal, fields, tuple(_without_comments(literal, span) for span in entries))
+
+
+def _without_comments(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    start, end = span
+    while text.startswith("//", start):
+        start = line_end(text, start)
+        start += len(text[start:end]) - len(text[start:end].lstrip())
+    return start, end
+
+
+def _struct_fields(body: str) -> tuple[str, ...]:
+    """Field names of a struct body in order; () when a field is embedded (positions unknown)."""
+    names: list[str] = []
+    for line in re.split(r"[;\n]", re.sub(r"//[^\n]*", "", body)):
+        match = re.match(r"\s*(\w+(?:\s*,\s*\w+)*)\s+\S", line)
+        if match is None:
+            if line.strip():
+                return ()
+            continue
+        names += [name.strip() for name in match[1].split(",")]
+    return tuple(names)
+
+
+def _named_struct_fields(text: str, name: str) -> tuple[str, ...]:
+    match = re.search(rf"^type {re.escape(name)} struct \{{", text, re.M)
+    if match is None:
+        return ()
+    return _struct_fields(text[match.end():matching_brace(text, match.end() - 1, backtick=True) - 1])
+
+
+def _entry_values(table: _Table, entry: tuple[int, int]) -> list[tuple[str, int, int]]:
+    """(field, start, end) of each element of one table entry `{...}`, spans in the table."""
+    if not table.text.startswith("{", entry[0]):
+        return []
+    elements = call_arguments(table.text, entry[0], **_SCAN) or []
+    values = []
+    for index, (start, end) in enumerate(elements):
+        keyed = re.match(r"(\w+)\s*:\s*", table.text[start:end])
+        if keyed:
+            values.append((keyed[1], start + keyed.end(), end))
+        elif index < len(table.fields):
+            values.append((table.fields[index], start, end))
+    return values
+
+
+def go_value(source: str) -> int | str | bool | None:
+    """A plain Go literal: a decimal, hexadecimal, octal or binary integer, a plain
+    double-quoted string, true or false."""
+    value = plain_literal(source, "\"", ("false", "true"))
+    if value is None and _GO_INT.fullmatch(source):
+        try:
+            return int(source.replace("_", ""), 0)
+        except ValueError:
+            return None
+    return value
+
+
+def go_literal(value: int | str | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def _go_string(source: str) -> str | None:
+    """The text of a Go string literal (an interpreted one's simple escapes, a raw one as is)."""
+    if len(source) >= 2 and source[0] == source[-1] == "`":
+        return source[1:-1]
+    if not (len(source) >= 2 and source[0] == source[-1] == '"') or "\\u" in source or "\\x" in source:
+        return None
+    escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "'": "'"}
+    return re.sub(r"\\(.)", lambda match: escapes.get(match[1], match[0]), source[1:-1])
+
+
+def _rendered(value: int | str | bool, flags: str, verb: str) -> str | None:
+    """How fmt prints `value` under one verb, for the verbs these tests use; None otherwise."""
+    if "0" in flags or ("+" in flags and verb != "v"):
+        return None
+    if isinstance(value, bool):
+        return ("true" if value else "false") if verb in "tv" else None
+    if isinstance(value, int):
+        return str(value) if verb in "dv" else None
+    if verb == "q" or (verb == "v" and "#" in flags):
+        return f'"{value}"'
+    return value if verb in "sv" else None
+
+
+def _rendered_slice(type_name: str, elements: list, flags: str, verb: str) -> str | None:
+    """How fmt prints a flat slice of plain values (fmt applies the verb to each element)."""
+    if verb == "v" and "#" in flags:
+        return f"[]{type_name}{{" + ", ".join(go_literal(element) for element in elements) + "}"
+    shown = [_rendered(element, flags.replace("#", ""), verb) for element in elements]
+    return None if None in shown else "[" + " ".join(shown) + "]"
+
+
+def failure_regex(call: str, slot: int, value) -> str | None:
+    """The regex (whole lines, re.M) of what `t.Errorf/Fatalf(format, args...)` prints when
+    argument `slot` (1 = the first after the format) holds `value` (or prints as the callable
+    `value(flags, verb)` says: a slice); the other arguments may
+    print anything. None when the format is not a string literal or its verbs are not
+    followed (explicit argument indexes, a verb this value does not print under)."""
+    arguments = call_arguments(call, call.index("("), **_SCAN) or []
+    template = _go_string(call[arguments[0][0]:arguments[0][1]]) if arguments else None
+    if template is None or "%[" in template or "%*" in template:
+        return None
+    template = template[:-1] if template.endswith("\n") else template
+    pieces, position, argument = [], 0, 1
+    for verb in _VERB.finditer(template):
+        pieces.append(_literal_text(template[position:verb.start()]))
+        position = verb.end()
+        if verb["verb"] == "%":
+            pieces.append("%")
+            continue
+        if argument == slot:
+            shown = value(verb["flags"], verb["verb"]) if callable(value) else _rendered(value, verb["flags"], verb["verb"])
+            if shown is None:
+                return None
+            padding = r"\s*" if verb["width"] else ""
+            pieces.append(padding + re.escape(shown) + padding)
+        else:
+            pieces.append(r"[\s\S]*?")
+        argument += 1
+    pieces.append(_literal_text(template[position:]))
+    return r"^\s+\w+\.go:\d+: " + "".join(pieces) + "$"
+
+
+def _literal_text(text: str) -> str:
+    """A format's fixed text: the testing package indents a message's continuation lines."""
+    return r"\n\s*".join(re.escape(line) for line in text.split("\n"))
+
+
+def _expected_fields(test: str, var: str) -> dict[str, str]:
+    """Fields of the loop variable compared to a computed value (not to nil or a literal), each
+    with the first failure call after that comparison that prints the field: field -> call."""
+    fields = {}
+    for field in dict.fromkeys(re.findall(rf"\b{var}\.(\w+)\b", test)):
+        access = rf"\b{var}\.{field}\b(?!\s*[.(\[])"
+        compared = re.search(rf"(?:[!=]=\s*{access}|{access}\s*[!=]=\s*(?!nil\b|[\"'`\d-])|DeepEqual\([^;\n]*{access})", test)
+        if compared is None:
+            continue
+        call = _printing_call(test, compared.end(), f"{var}.{field}")
+        if call is not None:
+            fields[field] = call
+    return fields
+
+
+def _printing_call(test: str, after: int, access: str) -> str | None:
+    for match in _FAILURE_CALL.finditer(test, after):
+        arguments = call_arguments(test, match.end() - 1, **_SCAN)
+        if arguments and any(test[start:end] == access for start, end in arguments[1:]):
+            return test[match.start():arguments[-1][1] + 1]
+    return None
+
+
+def _slot_of(call: str, access: str) -> int:
+    arguments = call_arguments(call, call.index("("), **_SCAN) or []
+    return next(index for index, (start, end) in enumerate(arguments) if call[start:end] == access)
+
+
+def assertions_in(test: str, every_test: str) -> list[Assertion]:
+    """One assertion per entry of the table the test ranges over (in table order): the entry's
+    first expected field holding a plain literal whose failure message can be predicted."""
+    tables = _tables(every_test)
+    signature = _TEST.match(test)
+    for loop in _RANGE.finditer(test):
+        names = [name for name in re.finditer(r"\b\w+\b", loop["expr"]) if name[0] in tables]
+        if names and signature:
+            start = loop.start("expr") + names[0].start()
+            indent = test[test.rfind("\n", 0, loop.start()) + 1:loop.start()]
+            gate = f"\n{indent}\tif {signature['t']}.Failed() {{\n{indent}\t\tbreak\n{indent}\t}}"
+            rest = test[loop.start("expr") + names[0].end():loop.end()] + gate
+            return _table_assertions(test, (start, loop.end()), rest, tables[names[0][0]], loop["var"])
+    return []
+
+
+def _table_assertions(test: str, span: tuple[int, int], rest: str, table: _Table, var: str) -> list[Assertion]:
+    fields = _expected_fields(test, var)
+    found = []
+    for entry in table.entries:
+        for field, start, end in _entry_values(table, entry):
+            if field not in fields:
+                continue
+            call = fields[field]
+            point = _mutable_point(table.text, start, end)
+            if point is None:
+                continue
+            slot, value, shown = point
+            argument = _slot_of(call, f"{var}.{field}")
+            if failure_regex(call, argument, shown(value)) is None:
+                continue
+            found.append(_assertion(table, span, rest, entry, slot, value,
+                                    lambda new, c=call, a=argument, s=shown: failure_regex(c, a, s(new))))
+            break
+    return found
+
+
+_SLICE = re.compile(r"\[\](?P<type>string|int|int8|int16|int32|int64|uint|uint16|uint32|uint64)\{")
+
+
+def _mutable_point(text: str, start: int, end: int):
+    """The literal a copy changes in a field's value: the value itself when plain, else the
+    first element of a flat slice of plain values (`[]string{"a", "b"}`): its span, its value
+    and how a new value shows in a message (the whole slice for a slice)."""
+    value = go_value(text[start:end])
+    if value is not None:
+        return (start, end), value, lambda new: new
+    match = _SLICE.match(text, start)
+    if match is None or matching_brace(text, match.end() - 1, backtick=True) != end:
+        return None
+    elements = call_arguments(text, match.end() - 1, **_SCAN) or []
+    values = [go_value(text[a:b]) for a, b in elements]
+    if not values or any(value is None or isinstance(value, bool) for value in values):
+        return None
+
+    def shown(new):
+        return lambda flags, verb: _rendered_slice(match["type"], [new] + values[1:], flags, verb)
+    return elements[0], values[0], shown
+
+
+def _assertion(table: _Table, span: tuple[int, int], rest: str, entry: tuple[int, int], slot: tuple[int, int],
+               value, failure) -> Assertion:
+    def written(new: int | str | bool) -> str:
+        changed = table.text[entry[0]:slot[0]] + go_literal(new) + table.text[slot[1]:entry[1]]
+        return "(" + _entry_last(table, entry, changed) + ")" + rest
+
+    return Assertion(span[0], span[1], value, lambda new: failure(new) or "$^", written,
+                     (table.text[:slot[0]] + " " + table.text[slot[1]:], table.text))
+
+
+def _entry_last(table: _Table, moved: tuple[int, int], changed: str) -> str:
+    """The table's literal with one entry (changed) moved to the end: the copy runs it after
+    every other entry, and its loop stops at the first failure (`t.Failed()`: the gate), so
+    the copy's message shows only when every other case of the table passed. A stream
+    rewriter that keeps failing only the copy's one extra failure (the pair's difference)
+    then needs a solution that passes the whole table, as the fallback needed."""
+    others = [table.text[start:end] for start, end in table.entries if (start, end) != moved]
+    head = table.text[:table.entries[0][0]]
+    indent = head[head.rfind("\n") + 1:] if "\n" in head else ""
+    return head + f",\n{indent}".join(others + [changed]) + ",\n}"
+
+
 PLANTER = Planter(file_globs=("**/*_test.go",), name_style="camel", find_units=find_units, plant_file=plant_file, leaf=leaf,
-                  mutator=Mutator(lambda test: [], rename, str),
+                  mutator=Mutator(lambda test: [], rename, go_literal, assertions_in),
                   fallback_failure=lambda expected, actual: rf"^\s+\w+\.go:\d+: got {actual}, want {expected}$")
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
