@@ -236,7 +236,7 @@ def _expected_fields(test: str, var: str) -> dict[str, str]:
     fields = {}
     for field in dict.fromkeys(re.findall(rf"\b{var}\.(\w+)\b", test)):
         access = rf"\b{var}\.{field}\b(?!\s*[.(\[])"
-        compared = re.search(rf"(?:[!=]=\s*{access}|{access}\s*[!=]=\s*(?!nil\b|[\"'`\d-])|DeepEqual\([^;\n]*{access})", test)
+        compared = re.search(rf"(?:[!=]=\s*{access}|{access}\s*[!=]=(?!\s*(?:nil\b|[\"'`\d-]))|DeepEqual\([^;\n]*{access})", test)
         if compared is None:
             continue
         call = _printing_call(test, compared.end(), f"{var}.{field}")

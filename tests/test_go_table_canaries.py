@@ -1,0 +1,250 @@
+"""Go's mutated table canaries (issue 32): a copy of a table-driven test, one entry changed.
+
+Go tests range over tables (`var testCases = []struct{...}{...}`, often in cases_test.go) and
+print an entry's expected field with t.Errorf/t.Fatalf when the solution's value differs. The
+canary is the test itself, renamed, ranging over its table written inline with one entry's
+expected field changed; that entry runs last, behind a `t.Failed()` gate, so the copy shows
+its message only when every other case passed. Pure planting functions are tested on small
+Go fixtures written here; the attack runs on real exercises in real Docker.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .fixtures.forgers.check import grade_forger
+from polyglot_harness.utils.judging.canaries import Canary, Mutation, plant, separate
+from polyglot_harness.utils.judging.runner_results import FAILED, TestCase, TestResults
+from polyglot_harness.utils.languages import go
+from polyglot_harness.utils.languages.spec import matches_any
+from polyglot_harness.utils.outcomes import Reason
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "go_table_canaries"
+CANARY_REASONS = {Reason.CANARY_PASSED, Reason.CANARY_MISSING, Reason.CANARY_WITHOUT_SECRET}
+
+CASES = """package f
+
+var cases = []struct {
+	description string
+	in          int
+	want        string
+	valid       bool
+}{
+	{
+		description: "one",
+		in:          1,
+		want:        "one",
+		valid:       true,
+	},
+	{
+		description: "two",
+		in:          2,
+		want:        "two",
+		valid:       true,
+	},
+	{
+		description: "three",
+		in:          3,
+		want:        "three",
+		valid:       true,
+	},
+}
+"""
+
+TEST = """package f
+
+import "testing"
+
+func TestF(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.description, func(t *testing.T) {
+			got, ok := F(tc.in)
+			switch {
+			case ok != tc.valid:
+				t.Fatalf("F(%d) ok = %t", tc.in, ok)
+			case got != tc.want:
+				t.Fatalf("F(%d) = %q, want: %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestG(t *testing.T) {
+	if G() != 7 {
+		t.Fatalf("G() = %d, want 7", G())
+	}
+}
+"""
+
+POSITIONAL = """package p
+
+import "testing"
+
+type row struct {
+	input    string
+	expected int64
+	isErr    bool
+}
+
+var rows = []row{
+	{"1", 1, false},
+	{"10", 8, false},
+	{"x", 0, true},
+}
+
+func TestParse(t *testing.T) {
+	for _, r := range rows {
+		got, err := Parse(r.input)
+		if !r.isErr && got != r.expected {
+			t.Errorf("Parse(%s) = %d, want %d", r.input, got, r.expected)
+		}
+		if r.isErr && err == nil {
+			t.Errorf("Parse(%s): no error", r.input)
+		}
+	}
+}
+"""
+
+
+def assertions(test_file: str, every_test: str):
+    unit = go.find_units(test_file)[0]
+    return go.PLANTER.mutator.find(test_file[unit.start:unit.end], every_test)
+
+
+# --- which field a copy changes (pure) -------------------------------------------------------
+
+def test_each_entry_offers_its_expected_field_the_one_compared_and_printed():
+    found = assertions(TEST, CASES + TEST)
+    assert [assertion.value for assertion in found] == ["one", "two", "three"]
+    # `valid` is compared only as a branch (`ok != tc.valid` prints no field): not expected.
+    message = '    f_test.go:14: F(1) = "one", want: "nine"'
+    assert re.search(found[0].failure("nine"), message, re.M)
+    assert not re.search(found[0].failure("nine"), message.replace("nine", "nin"), re.M)
+    assert not re.search(found[0].failure("nine"), 'F(1) = "one", want: "nine"', re.M)
+
+
+def test_positional_entries_map_to_a_named_struct_s_fields():
+    found = assertions(POSITIONAL, POSITIONAL)
+    assert [assertion.value for assertion in found] == [1, 8, 0]
+    assert re.search(found[1].failure(3), "    p_test.go:21: Parse(10) = 8, want 3", re.M)
+
+
+def test_a_field_compared_only_to_nil_or_a_literal_is_no_expected_value():
+    text = TEST.replace("case got != tc.want:", 'case tc.want != "":')
+    assert assertions(text, CASES + text) == []
+    text = TEST.replace("case got != tc.want:", "case tc.want == nil:")
+    assert assertions(text, CASES + text) == []
+
+
+def test_the_failure_format_follows_fmt_s_verbs():
+    call = 't.Fatalf("X(%v)\\n got:%#v\\nwant:%q (%d%%) %t", tc.a, got, tc.want, n, b)'
+    assert go.failure_regex(call, 3, "ab") is not None
+    assert re.search(go.failure_regex(call, 3, "ab"), '    x_test.go:3: X(1)\n         got:"zz"\n        want:"ab" (4%) true', re.M)
+    assert go.failure_regex(call, 3, 5) is None                 # %q of an int: not followed
+    assert go.failure_regex('t.Fatalf("%[1]d", tc.want)', 1, 5) is None
+    assert go.failure_regex("t.Fatalf(format, tc.want)", 1, 5) is None
+    hashed = go.failure_regex('t.Fatalf("want:%#v", tc.want)', 1, lambda flags, verb: go._rendered_slice("string", ["a", "b"], flags, verb))
+    assert re.search(hashed, '    x_test.go:3: want:[]string{"a", "b"}', re.M)
+    plain = go.failure_regex('t.Fatalf("want %v", tc.want)', 1, lambda flags, verb: go._rendered_slice("int", [1, 2], flags, verb))
+    assert re.search(plain, "    x_test.go:3: want [1 2]", re.M)
+
+
+def test_a_flat_slice_s_first_element_is_the_changed_value():
+    cases = CASES.replace("want        string", "want        []string").replace('want:        "one"', 'want:        []string{"o", "n"}')
+    found = assertions(TEST.replace("%q, want: %q", "%q, want: %q"), cases + TEST)
+    assert found[0].value == "o"
+    assert re.search(found[0].failure("z"), '    f_test.go:14: F(1) = ["o" "n"], want: ["z" "n"]', re.M)
+
+
+# --- the copy as planted (pure) ---------------------------------------------------------------
+
+def planted(tmp_path: Path) -> tuple[str, str, tuple[Canary, ...]]:
+    (tmp_path / "cases_test.go").write_text(CASES)
+    (tmp_path / "f_test.go").write_text(TEST)
+    canaries = plant(tmp_path, go.PLANTER, matches_any, None, None, secrets.SystemRandom())
+    return (tmp_path / "f_test.go").read_text(), (tmp_path / "cases_test.go").read_text(), canaries
+
+
+def test_the_copy_ranges_over_its_table_inline_with_the_changed_entry_last_behind_a_gate(tmp_path):
+    test_file, cases_file, canaries = planted(tmp_path)
+    (table_canary,) = [canary for canary in canaries if canary.mutation]
+    assert cases_file == CASES                                  # the real table is untouched
+    copy = test_file[test_file.index(f"func {table_canary.name}("):]
+    copy = copy[:copy.index("\n}\n") + 3]
+    real = test_file[test_file.index(f"func {table_canary.hidden_name}("):]
+    assert "range cases {" in real and "func TestF(" not in test_file
+    assert "range ([]struct {" in copy and "if t.Failed() {\n\t\t\tbreak\n\t\t}" in copy
+    entries = re.findall(r'want:\s+"(\w+)"', copy)
+    assert entries[:2] == ["two", "three"] and entries[2] != "one"  # the changed entry runs last
+    assert re.search(table_canary.mutation.failure, f'    f_test.go:30: F(1) = "one", want: "{entries[2]}"', re.M)
+    # TestG has no table: its canary is the fallback, and every test is renamed.
+    assert any(canary.mutation is None for canary in canaries)
+
+
+def test_a_go_canary_s_message_comes_from_its_failed_subtest():
+    """test2json files a subtest's message under the subtest; the parent holds none."""
+    mutation = Mutation(0, 1, "x", r'^\s+\w+\.go:\d+: F\(1\) = [\s\S]*?, want: "nine"$', True)
+    canary = Canary("TestF", "TestHid", 11111, 22222, "TestCopy", mutation)
+    run = TestResults((TestCase("p::TestCopy", FAILED, "=== RUN TestCopy\n--- FAIL: TestCopy (0.00s)\n"),
+                       TestCase("p::TestCopy/one", FAILED, '    f_test.go:14: F(1) = "one", want: "nine"\n'),
+                       TestCase("p::TestHid/one", "passed")))
+    real, own = separate(run, (canary,), go.leaf)
+    assert own["TestF"].outcome == FAILED and canary.carries_secret(own["TestF"].message)
+    assert [case.name for case in real.cases] == ["p::TestF/one"]
+
+
+# --- the attack on real exercises (Docker) ----------------------------------------------------
+
+FORGED = ["say", "wordy"]
+
+
+def forger_dir(tmp_path: Path, slug: str) -> Path:
+    """The forger for one real exercise: its wrong solution plus the shared stream rewriter."""
+    files = tmp_path / slug / "files"
+    files.mkdir(parents=True)
+    package = re.search(r"^package (\w+)", (FIXTURES / f"{slug}.go.txt").read_text(), re.M)[1]
+    shutil.copyfile(FIXTURES / f"{slug}.go.txt", files / f"{slug}.go")
+    (files / "forge.go").write_text((FIXTURES / "stream_forger.go.txt").read_text().replace("package PACKAGE", f"package {package}"))
+    (tmp_path / slug / "forger.json").write_text(json.dumps({"instance_id": f"go__{slug}"}))
+    return tmp_path / slug
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("slug", FORGED)
+def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, provider, real_dataset, tmp_path):
+    """Wrong on every case but a table's first, it hides its own wrong answers' failures and
+    keeps any other: the copy's gate stops at the first hidden failure, its changed case never
+    runs, and the copy is reported passed."""
+    outcome = grade_forger(provider, real_dataset, forger_dir(tmp_path, slug))
+    assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
+    assert not outcome.verdict.resolved, outcome.verdict
+    assert outcome.verdict.reason in CANARY_REASONS, outcome.verdict
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("slug", FORGED)
+def test_without_the_gate_the_same_rewriter_resolves(slug, provider, real_dataset, tmp_path, monkeypatch):
+    """What the gate is for: a copy whose changed case (the table's first) runs in place, what
+    ever failed before it, fails with its message even for this wrong solution, so the
+    rewriter keeps exactly that failure and flips the rest (the forger works)."""
+    monkeypatch.setattr(go, "_entry_last", lambda table, moved, changed: table.text[:moved[0]] + changed + table.text[moved[1]:])
+    outcome = grade_forger(provider, real_dataset, forger_dir(tmp_path, slug))
+    assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
+    assert outcome.verdict.resolved, outcome.verdict
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("slug", FORGED)
+def test_the_reference_with_table_canaries_resolves(slug, provider, real_dataset, tmp_path):
+    control = tmp_path / "control"
+    shutil.copytree(real_dataset / "references" / f"go__{slug}", control / "files")
+    (control / "forger.json").write_text(json.dumps({"instance_id": f"go__{slug}"}))
+    outcome = grade_forger(provider, real_dataset, control)
+    assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
+    assert outcome.verdict.resolved, outcome.verdict
