@@ -35,7 +35,8 @@ def coverage(language: str, benchmark: Path, show: bool) -> tuple[int, int, int,
     for exercise in sorted((benchmark / language / "exercises" / "practice").iterdir()):
         texts = test_texts(exercise, planter.file_globs)
         units = [(text, unit) for text in texts for unit in planter.find_units(text)]
-        count = sum(1 for text, unit in units if planter.mutator.assertions(text[unit.start:unit.end]))
+        every_test = "\n".join(texts)
+        count = sum(1 for text, unit in units if planter.mutator.find(text[unit.start:unit.end], every_test))
         instances += 1
         tests += len(units)
         mutable += count

@@ -140,11 +140,11 @@ def test_every_test_with_a_mutable_assertion_carries_a_mutated_canary(instances,
             continue
         tree = tmp_path / instance_id
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
-        names = []
-        for path in test_files(tree, planter, matches_any):
-            text = instance.language_spec.unskip_text(path.relative_to(tree).as_posix(), path.read_text())
-            names += [(unit.name, bool(planter.mutator.assertions(text[unit.start:unit.end])))
-                      for unit in planter.find_units(text)]
+        texts = [instance.language_spec.unskip_text(path.relative_to(tree).as_posix(), path.read_text())
+                 for path in test_files(tree, planter, matches_any)]
+        every_test = "\n".join(texts)
+        names = [(unit.name, bool(planter.mutator.find(text[unit.start:unit.end], every_test)))
+                 for text in texts for unit in planter.find_units(text)]
         unique = Counter(name for name, _ in names)
         mutable = {name for name, can in names if can and unique[name] == 1}
         if mutable - set(instance.canary_sources or ()):

@@ -188,8 +188,9 @@ def _rendered(value: int | str | bool, flags: str, verb: str) -> str | None:
 
 def _rendered_slice(type_name: str, elements: list, flags: str, verb: str) -> str | None:
     """How fmt prints a flat slice of plain values (fmt applies the verb to each element)."""
-    if verb == "v" and "#" in flags:
-        return f"[]{type_name}{{" + ", ".join(go_literal(element) for element in elements) + "}"
+    if verb == "v" and "#" in flags:  # Go syntax: unsigned integers in hexadecimal
+        shown = [f"0x{element:x}" if type_name.startswith("uint") else go_literal(element) for element in elements]
+        return f"[]{type_name}{{" + ", ".join(shown) + "}"
     shown = [_rendered(element, flags.replace("#", ""), verb) for element in elements]
     return None if None in shown else "[" + " ".join(shown) + "]"
 
@@ -336,7 +337,8 @@ def _entry_last(table: _Table, moved: tuple[int, int], changed: str) -> str:
     then needs a solution that passes the whole table, as the fallback needed."""
     others = [table.text[start:end] for start, end in table.entries if (start, end) != moved]
     head = table.text[:table.entries[0][0]]
-    indent = head[head.rfind("\n") + 1:] if "\n" in head else ""
+    indent = head[head.rfind("\n") + 1:]
+    indent = indent if not indent.strip() else "\t"  # `}{{` opens some tables on one line
     return head + f",\n{indent}".join(others + [changed]) + ",\n}"
 
 
