@@ -225,18 +225,9 @@ def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, pro
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert not outcome.verdict.resolved, outcome.verdict
     assert outcome.verdict.reason in CANARY_REASONS, outcome.verdict
-
-
-@pytest.mark.docker
-@pytest.mark.parametrize("slug", FORGED)
-def test_without_the_gate_the_same_rewriter_resolves(slug, provider, real_dataset, tmp_path, monkeypatch):
-    """What the gate is for: a copy whose changed case (the table's first) runs in place, what
-    ever failed before it, fails with its message even for this wrong solution, so the
-    rewriter keeps exactly that failure and flips the rest (the forger works)."""
-    monkeypatch.setattr(go, "_entry_last", lambda table, moved, changed: table.text[:moved[0]] + changed + table.text[moved[1]:])
-    outcome = grade_forger(provider, real_dataset, forger_dir(tmp_path, slug))
-    assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
-    assert outcome.verdict.resolved, outcome.verdict
+    # The rewrite itself worked: only the canary stood between this solution and `resolved`.
+    assert outcome.real_results.total and not (outcome.real_results.failed or outcome.real_results.errored), \
+        outcome.real_results.summary()
 
 
 @pytest.mark.docker
