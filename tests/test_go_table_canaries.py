@@ -26,7 +26,6 @@ from polyglot_harness.utils.languages.spec import matches_any
 from polyglot_harness.utils.outcomes import Reason
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "go_table_canaries"
-CANARY_REASONS = {Reason.CANARY_PASSED, Reason.CANARY_MISSING, Reason.CANARY_WITHOUT_SECRET}
 
 CASES = """package f
 
@@ -224,10 +223,13 @@ def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, pro
     outcome = grade_forger(provider, real_dataset, forger_dir(tmp_path, slug))
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert not outcome.verdict.resolved, outcome.verdict
-    assert outcome.verdict.reason in CANARY_REASONS, outcome.verdict
-    # The rewrite itself worked: only the canary stood between this solution and `resolved`.
-    assert outcome.real_results.total and not (outcome.real_results.failed or outcome.real_results.errored), \
-        outcome.real_results.summary()
+    # The copy's gate stopped it before its changed case, and the rewrite reported it passed.
+    assert outcome.verdict.reason == Reason.CANARY_PASSED, outcome.verdict
+    # The rewrite itself worked: of the real tests (wrong on all but one case) at most the run's
+    # very last subtest still shows failed (the binary can exit before the forger's pump reads
+    # its last lines; measured: 0 or 1 of 20-24).
+    summary = outcome.real_results.summary()
+    assert summary["total"] >= 20 and summary["failed"] + summary["errored"] <= 1, summary
 
 
 @pytest.mark.docker
