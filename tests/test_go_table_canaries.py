@@ -189,7 +189,7 @@ def test_the_copy_ranges_over_its_table_inline_with_the_changed_entry_last_behin
 def test_a_go_canary_s_message_comes_from_its_failed_subtest():
     """test2json files a subtest's message under the subtest; the parent holds none."""
     mutation = Mutation(0, 1, "x", r'^\s+\w+\.go:\d+: F\(1\) = [\s\S]*?, want: "nine"$', True)
-    canary = Canary("TestF", "TestHid", 11111, 22222, "TestCopy", mutation)
+    canary = Canary(source="TestF", hidden_name="TestHid", expected=11111, actual=22222, name="TestCopy", mutation=mutation)
     run = TestResults((TestCase("p::TestCopy", FAILED, "=== RUN TestCopy\n--- FAIL: TestCopy (0.00s)\n"),
                        TestCase("p::TestCopy/one", FAILED, '    f_test.go:14: F(1) = "one", want: "nine"\n'),
                        TestCase("p::TestHid/one", "passed")))
