@@ -44,6 +44,7 @@ SAMPLE = ("cpp__clock", "cpp__all-your-base", "go__wordy", "go__book-store", "ja
           "java__bank-account", "javascript__grep", "javascript__bowling", "python__bowling",
           "python__list-ops", "rust__wordy", "rust__macros")
 
+CPUACCT = Path("/sys/fs/cgroup/cpuacct/docker")
 _context = threading.local()
 _lock = threading.Lock()
 # (language, phase) -> operation -> [count, seconds]
@@ -55,6 +56,24 @@ def _add(operation: str, seconds: float) -> None:
     with _lock:
         FIGURES[key][operation][0] += 1
         FIGURES[key][operation][1] += seconds
+
+
+def _add_cpu(seconds: float | None) -> None:
+    if seconds is None:
+        return
+    key = (getattr(_context, "language", "?"), getattr(_context, "phase", "?"))
+    with _lock:
+        FIGURES[key]["container_cpu"][0] += 1
+        FIGURES[key]["container_cpu"][1] += seconds
+
+
+def _container_cpu_seconds(box) -> float | None:
+    """CPU seconds the grading container used (cgroup v1 cpuacct, Docker backend), else None."""
+    container = getattr(box, "container", None)
+    if container is None:
+        return None
+    usage = CPUACCT / container.id / "cpuacct.usage"
+    return int(usage.read_text()) / 1e9 if usage.is_file() else None
 
 
 def _timed(operation: str, call, *args, **kwargs):
@@ -85,7 +104,11 @@ class _TimedBox:
         return _timed("remove", self._box.__exit__, *exc)
 
     def exec(self, command: str, *args, **kwargs):
-        return _timed(_exec_kind(self._role, command), self._box.exec, command, *args, **kwargs)
+        kind = _exec_kind(self._role, command)
+        result = _timed(kind, self._box.exec, command, *args, **kwargs)
+        if kind == "exec_test":  # the container's CPU so far: load-independent, unlike seconds
+            _add_cpu(_container_cpu_seconds(self._box))
+        return result
 
     def put_directory(self, *args, **kwargs):
         return _timed("put", self._box.put_directory, *args, **kwargs)
@@ -139,7 +162,7 @@ def _rows(run: dict[str, Any]) -> dict[str, str]:
     rows = {"wall seconds": str(run["wall_s"]), "host CPU seconds": str(run["host_cpu_s"])}
     for group, operations in run["figures"].items():
         for operation, (count, seconds) in operations.items():
-            shown = str(count) if operation == "canaries_planted" else f"{count} x {seconds / max(count, 1):.2f}s = {seconds:.1f}s"
+            shown = str(count) if operation == "canaries_planted" else f"{seconds:.1f} CPU s" if operation == "container_cpu" else f"{count} x {seconds / max(count, 1):.2f}s = {seconds:.1f}s"
             rows[f"{group} {operation}"] = shown
     return rows
 
