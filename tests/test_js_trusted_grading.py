@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,21 @@ def meta(attacker: Path) -> dict:
     return json.loads((attacker / "forger.json").read_text())
 
 
+# The bridge's call timeout for attackers that never answer: the mechanism (the call times out,
+# its test fails, every later call throws at once) is the same at 5 s as at the production 50 s,
+# which the test process would otherwise sit out (~45 s of a CI run). That the production value
+# fits inside jest's per-test timeout is pinned below, from the files themselves.
+SHORT_CALL_TIMEOUT_MS = "5000"
+BRIDGE = Path(__file__).resolve().parent.parent / "docker" / "javascript"
+
+
 @pytest.mark.docker
 @pytest.mark.parametrize("attacker", ATTACKERS, ids=IDS)
-def test_attacker_is_unresolved_in_the_trusted_process(attacker: Path, provider, real_dataset):
+def test_attacker_is_unresolved_in_the_trusted_process(attacker: Path, provider, real_dataset, monkeypatch):
+    if meta(attacker)["class"] == "never_answers":
+        spec = LANGUAGES["javascript"]
+        monkeypatch.setitem(LANGUAGES, "javascript", dataclasses.replace(spec, image_cache_env=spec.image_cache_env + (
+            ("POLYGLOT_BRIDGE_CALL_TIMEOUT_MS", SHORT_CALL_TIMEOUT_MS),)))
     outcome = grade_forger(provider, real_dataset, attacker)
     assert outcome.isolation == "trusted_process", outcome.isolation
     assert not outcome.verdict.resolved, f"{attacker.name} ({meta(attacker)['description']}) was graded resolved"
@@ -66,3 +79,12 @@ def test_the_solution_process_never_gets_the_hidden_spec():
     given = trusted.solution_files(tree, LANGUAGES["javascript"].is_hidden)
     assert "say.js" in given and "lib/helper.js" in given
     assert not {"say.spec.js", "__tests__/x.js", "data/a.test.js"} & set(given)
+
+
+def test_the_bridge_call_timeout_fits_inside_jests_test_timeout():
+    """A solution that never answers must fail its test by the bridge's timeout, before jest's."""
+    trusted_js = (BRIDGE / "polyglot-bridge" / "trusted.js").read_text()
+    runner = (BRIDGE / "polyglot-js-test").read_text()
+    call_ms = int(re.search(r"POLYGLOT_BRIDGE_CALL_TIMEOUT_MS\) \|\| (\d+);", trusted_js).group(1))
+    jest_ms = int(re.search(r"--testTimeout=(\d+)", runner).group(1))
+    assert int(SHORT_CALL_TIMEOUT_MS) < call_ms < jest_ms, (call_ms, jest_ms)
