@@ -106,17 +106,34 @@ function functionsOf(object) {
   return found;
 }
 
-// What a WeakMap or Map among `variables` keeps for `object`.
-function keptFor(object, variables, kept) {
-  for (const [, remote] of variables) {
-    if (!remote || (remote.subtype !== 'weakmap' && remote.subtype !== 'map')) continue;
-    const store = localValue(remote);
-    const [has, get] = remote.subtype === 'weakmap' ? [weakMapHas, weakMapGet] : [mapHas, mapGet];
-    if (!kept.stores.has(store) && Reflect.apply(has, store, [object])) {
-      kept.stores.add(store);
-      kept.values.push(Reflect.apply(get, store, [object]));
+// The WeakMaps and Maps a function closes over, as [store, has, get]; kept per function (a
+// class's methods close over the same module variables for every instance).
+const storesByFunction = new WeakMap();
+
+function storesOf(fn) {
+  if (!storesByFunction.has(fn)) {
+    const stores = [];
+    for (const [, remote] of closureVariables(fn, false)) {
+      if (!remote || (remote.subtype !== 'weakmap' && remote.subtype !== 'map')) continue;
+      stores.push([localValue(remote), ...(remote.subtype === 'weakmap' ? [weakMapHas, weakMapGet] : [mapHas, mapGet])]);
+    }
+    storesByFunction.set(fn, stores);
+  }
+  return storesByFunction.get(fn);
+}
+
+// What the stores `functions` close over keep for `object` (each store once).
+function keptFor(object, functions) {
+  const seen = new Set();
+  const values = [];
+  for (const fn of functions) {
+    for (const [store, has, get] of storesOf(fn)) {
+      if (seen.has(store) || !Reflect.apply(has, store, [object])) continue;
+      seen.add(store);
+      values.push(Reflect.apply(get, store, [object]));
     }
   }
+  return values;
 }
 
 // {private, kept, captured}: the object's private fields, what stores its methods close over
@@ -124,11 +141,8 @@ function keptFor(object, variables, kept) {
 function hiddenState(object) {
   if ((typeof object !== 'object' && typeof object !== 'function') || object === null) return { private: {}, kept: [], captured: {} };
   const functions = functionsOf(object);
-  const kept = { stores: new Set(), values: [] };
+  const kept = keptFor(object, [...functions.inherited, ...functions.own.map(([, own]) => own)].slice(0, MAX_FUNCTIONS));
   const captured = {};
-  for (const fn of [...functions.inherited, ...functions.own.map(([, own]) => own)].slice(0, MAX_FUNCTIONS)) {
-    keptFor(object, closureVariables(fn, false), kept);
-  }
   for (const [name, fn] of functions.own.slice(0, MAX_FUNCTIONS)) {
     if (functions.inherited.has(fn)) continue;
     for (const [variable, remote] of closureVariables(fn, true)) {
@@ -136,7 +150,7 @@ function hiddenState(object) {
       if (remote && remote.type !== 'function') captured[`${name}.${variable}`] = localValue(remote);
     }
   }
-  return { private: privateFields(remoteId(object)), kept: kept.values, captured };
+  return { private: privateFields(remoteId(object)), kept, captured };
 }
 
 module.exports = { hiddenState };
