@@ -7,8 +7,8 @@
 //    spec files' syntax by transform.js), never a framework's hooks (FRAMEWORK_HOOKS);
 //  - it owns no enumerable keys, no prototype and no `then`: it equals no plain value, is no
 //    thenable, no asymmetric matcher, no primitive;
-//  - two handles are compared (toEqual/toStrictEqual) by the solution process: that is the
-//    solution's own equality of its own objects, never of a value the tests expect.
+//  - two handles are compared (toEqual/toStrictEqual) here, from snapshots of their data the
+//    solution process sends (handleEquality); two that show no state at all are unequal.
 // Errors the solution throws are rethrown here as errors of the builtin type, or of a local
 // stand-in class for each of the solution's own error classes.
 const fs = require('fs');
