@@ -27,6 +27,7 @@ REASON_STRINGS = {
     "TEST_OBJECT_REFUSED": "test_object_refused",
     "HANDLE_OPERATOR_WITH_VALUE": "handle_operator_with_value",
     "HANDLE_COMPARED_WITH_VALUE": "handle_compared_with_value",
+    "HANDLES_WITHOUT_DATA": "handles_without_data",
     "PATCH_APPLY_FAILED": "patch_apply_failed", "NOT_A_REGULAR_FILE": "not_a_regular_file",
     "SOLUTION_NEEDS_TESTS": "solution_needs_tests", "DISK_LIMIT": "disk_limit",
     "FORBIDDEN_CONSTRUCT": "forbidden_construct", "PATCH_TOO_LARGE": "patch_too_large",

@@ -85,6 +85,9 @@ class Reason(StrEnum):
     TEST_OBJECT_REFUSED = "test_object_refused"
     HANDLE_OPERATOR_WITH_VALUE = "handle_operator_with_value"
     HANDLE_COMPARED_WITH_VALUE = "handle_compared_with_value"
+    # Two solution objects compared of which the runtime shows no state at all (no property,
+    # private field, WeakMap entry or captured variable): never equal for want of data (issue 32).
+    HANDLES_WITHOUT_DATA = "handles_without_data"
     # --- grading (utils/grading.py) ----------------------------------------------------------
     PATCH_APPLY_FAILED = "patch_apply_failed"
     # The patch holds an entry that is not a regular file (a symlink, a submodule, a type or

@@ -378,6 +378,25 @@ def constant_point(test: str, span: tuple[int, int], constant: Callable[[str], b
     return None
 
 
+def constructed_point(test: str, span: tuple[int, int], syntax: LiteralSyntax, constructed: Callable[[str], bool],
+                      quotes: str = "\"") -> tuple[int, int, int | str] | None:
+    """An expected side that builds a value of the solution's own type from constants only
+    (`constructed`, the language's test: `new Rational(7, 6)`, `SgfTree(properties={"A": ["B"]})`),
+    written in the assertion or bound to a local used nowhere else: its first literal, the
+    point a canary changes. Two different values of that type are then asserted equal, so a
+    type whose equality always holds (or whose state the test process cannot see) passes the
+    copy: `canary_passed` (issue 32)."""
+    source = test[span[0]:span[1]]
+    if syntax.binding is not None and re.fullmatch(r"[A-Za-z_$][\w$]*", source):
+        if len(re.findall(rf"(?<![\w$]){re.escape(source)}(?![\w$])", test)) != 2:
+            return None
+        bound = [match for match in syntax.binding.finditer(test, 0, span[0]) if match["name"] == source]
+        if not bound:
+            return None
+        span = bound[-1].span("value")
+    return constant_point(test, span, constructed, quotes=quotes)
+
+
 def line_end(text: str, offset: int) -> int:
     end = text.find("\n", offset)
     return len(text) if end < 0 else end + 1

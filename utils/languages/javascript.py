@@ -9,7 +9,7 @@ from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit,
-                                call_arguments, list_element, matching_brace)
+                                call_arguments, constructed_point, list_element, matching_brace)
 from ..outcomes import Reason
 from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, origin_is_file
 
@@ -153,13 +153,33 @@ def assertions(test: str) -> list[Assertion]:
         if not spans or len(spans) != 1:
             continue
         side = _LITERALS.side(test, spans[0])
+        constructed = None if side else constructed_point(test, spans[0], _LITERALS, _constructed, quotes="'\"")
         if side is not None:
             found.append(Assertion(*side, lambda new, matcher=match["matcher"]: _failure(matcher, new)))
+        elif constructed is not None and match["matcher"] != "toBe":
+            found.append(Assertion(*constructed, lambda new, matcher=match["matcher"]: _object_failure(matcher)))
         elif match["matcher"] != "toBe":
             element = list_element(test, spans[0], _LITERALS, backtick=True)
             if element is not None:
                 found.append(Assertion(*element[:3], lambda new, matcher=match["matcher"]: _array_failure(matcher, new)))
     return found
+
+
+# `new Name(<literals>)`: a value of the solution's own class built from constants only (a
+# builtin's, `new Date(..)`, crosses as data and keeps the exact-value canaries it had).
+_CONSTANT = r"""(?:-?\d+(?:\.\d+)?|'[^'\\\n]*'|"[^"\\\n]*"|true|false|null)"""
+_CONSTRUCTED = re.compile(rf"new\s+(?!(?:Date|Map|Set|Array|Object|Error|RegExp|Number|String|Boolean)\b)[A-Z][\w$]*\(\s*(?:{_CONSTANT}(?:\s*,\s*{_CONSTANT})*)?\s*\)")
+
+
+def _constructed(source: str) -> bool:
+    return _CONSTRUCTED.fullmatch(source.strip()) is not None
+
+
+def _object_failure(matcher: str) -> str:
+    """jest's message for two objects of the solution's class that differ: the matcher hint,
+    a blank line, then its diff or `Expected: ...` (the trusted test process prints a
+    solution object as no data; its report is not the solution's to forge)."""
+    return re.escape(f"expect(received).{matcher}(expected) // {_HINTS[matcher]}") + r"\n\n(?:Expected: |- Expected)"
 
 
 def _array_failure(matcher: str, value: int | str) -> str:
@@ -249,8 +269,10 @@ TRUSTED = TrustedProcess(
 
 def parse_report(files: dict[str, str]) -> runner_results.TestResults:
     """jest's JSON report, plus what the trusted test process caught (bridge.json: the channel
-    to the solution process broke, docker/javascript/polyglot-bridge/trusted.js)."""
-    return runner_results.with_caught(runner_results.parse_jest_json(files), files, (str(Reason.BRIDGE_BROKEN),))
+    to the solution process broke; two solution objects compared that show no state at all,
+    docker/javascript/polyglot-bridge/trusted.js)."""
+    return runner_results.with_caught(runner_results.parse_jest_json(files), files,
+                                      (str(Reason.BRIDGE_BROKEN), str(Reason.HANDLES_WITHOUT_DATA)))
 
 
 # --- the language -----------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 
@@ -9,7 +10,7 @@ from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..outcomes import Reason
-from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, call_arguments,
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, call_arguments, constructed_point,
                                 line_end, list_element, plant_after)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, no_unskip, origin_unknown
 
@@ -78,13 +79,45 @@ def assertions(test: str) -> list[Assertion]:
                 continue
             if found_side is None and match["method"] == "assertEqual":
                 element = list_element(test, spans[side], _LITERALS, hash_comments=True)
+                constructed = constructed_point(test, spans[side], _LITERALS, _constructed, quotes="\"'")
                 if element is not None:
                     found.append(Assertion(*element[:3], functools.partial(_list_failure, side, element[3])))
+                elif constructed is not None and not _constructed(other):
+                    found.append(Assertion(*constructed, _object_failure))
                 continue
             if found_side is None or (match["method"] == "assertIs" and not isinstance(found_side[2], bool)):
                 continue
             found.append(Assertion(*found_side, functools.partial(_failure, match["method"], side)))
     return found
+
+
+def _constructed(source: str) -> bool:
+    """`Name(...)` of constants only (literals, containers of them, other such calls): a value
+    of the solution's own class the test builds as expected (`SgfTree(properties={"A": ["B"]})`)."""
+    try:
+        tree = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(tree, ast.Call) and _of_constants(tree)
+
+
+def _of_constants(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        return (isinstance(node.func, ast.Name) and node.func.id[:1].isupper()
+                and all(_of_constants(arg) for arg in node.args) and all(_of_constants(k.value) for k in node.keywords))
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_of_constants(item) for item in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(item is not None and _of_constants(item) for item in node.keys + node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return _of_constants(node.operand)
+    return isinstance(node, ast.Constant)
+
+
+def _object_failure(value: int | str) -> str:
+    """unittest's message for two objects of the solution's class (their reprs are the
+    solution's, so neither is pinned; the trusted test process writes the report)."""
+    return "^AssertionError: .+ != .+$"
 
 
 def _list_failure(side: int, index: int, value: int | str) -> str:

@@ -73,7 +73,8 @@ class InstanceResult:
                                           # infrastructure_failed, unexpected_error, ...; with
                                           # grading_isolation "trusted_process", tests_failed may be
                                           # named after what the test process refused, e.g.
-                                          # handle_compared_with_value, bridge_broken)
+                                          # handle_compared_with_value, bridge_broken,
+                                          # handles_without_data)
     detail: str = ""                      # one human line expanding `reason`
     agent: str = ""                       # agent name: oracle | null | the agent directory
     agent_hash: str = ""                  # content hash of the agent tree + applied patches

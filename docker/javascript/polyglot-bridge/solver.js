@@ -12,6 +12,8 @@ const Module = require('module');
 const path = require('path');
 const { Channel } = require('./channel');
 const { encoder, decoder, builtinBase, ProtocolError } = require('./wire');
+// Before any solution code runs: it keeps the builtins it uses as they are now.
+const { hiddenState } = require('./private-state');
 
 const SOLUTION_DIR = process.cwd();
 const CALL_TIMEOUT_MS = 55000;
@@ -189,14 +191,18 @@ const OPERATIONS = {
 };
 
 // A snapshot and its properties cross as fresh objects whatever they hold (a class, methods).
-function encodeSnapshot({ tag, ctor, props, items }) {
-  const fields = { tag, ctor: encode(ctor), props: encodeModule(props), items: items === null ? null : encode(items) };
+function encodeSnapshot({ tag, ctor, props, items, hidden }) {
+  const fields = {
+    tag, ctor: encode(ctor), props: encodeModule(props), items: items === null ? null : encode(items),
+    hidden: { t: 'o', v: [['private', encodeModule(hidden.private)], ['kept', encode(hidden.kept)], ['captured', encodeModule(hidden.captured)]] },
+  };
   return { t: 'o', v: Object.entries(fields) };
 }
 
 // What jest's equality reads of an object, as data for the test process to compare: its
-// builtin tag, its class, its own enumerable properties and, when iterable, its items. The
-// test process compares two snapshots itself; nothing here decides a comparison.
+// builtin tag, its class, its own enumerable properties and, when iterable, its items; and
+// what the runtime sees of the state it hides (private-state.js). The test process compares
+// two snapshots itself; nothing here decides a comparison.
 function snapshot(object) {
   const proto = Object.getPrototypeOf(object);
   const iterable = typeof object[Symbol.iterator] === 'function';
@@ -205,6 +211,7 @@ function snapshot(object) {
     ctor: proto && typeof proto.constructor === 'function' ? proto.constructor : null,
     props: Object.fromEntries(Object.keys(object).map((name) => [name, object[name]])),
     items: iterable ? Array.from(object) : null,
+    hidden: hiddenState(object),
   };
 }
 

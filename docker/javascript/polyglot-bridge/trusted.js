@@ -7,8 +7,8 @@
 //    spec files' syntax by transform.js), never a framework's hooks (FRAMEWORK_HOOKS);
 //  - it owns no enumerable keys, no prototype and no `then`: it equals no plain value, is no
 //    thenable, no asymmetric matcher, no primitive;
-//  - two handles are compared (toEqual/toStrictEqual) by the solution process: that is the
-//    solution's own equality of its own objects, never of a value the tests expect.
+//  - two handles are compared (toEqual/toStrictEqual) here, from snapshots of their data the
+//    solution process sends (handleEquality); two that show no state at all are unequal.
 // Errors the solution throws are rethrown here as errors of the builtin type, or of a local
 // stand-in class for each of the solution's own error classes.
 const fs = require('fs');
@@ -258,8 +258,10 @@ function solutionModule(relativePath, specNames, compiled) {
 
 // An equality tester (expect.addEqualityTesters): a handle never equals a plain value; two
 // handles are compared HERE, as jest compares two objects (builtin tag, own enumerable
-// properties, items of iterables, the class for toStrictEqual and iterables), from snapshots
-// of their data: no method of the solution (an asymmetricMatch, an equals) takes part.
+// properties, items of iterables, the class for toStrictEqual and iterables), plus the state
+// the runtime sees hidden (private fields, values a WeakMap keeps for it, captured variables),
+// from snapshots of their data: no method of the solution (an asymmetricMatch, an equals)
+// takes part. Two handles showing no state at all are unequal.
 function handleEquality(a, b, customTesters) {
   const aHandle = isHandle(a);
   const bHandle = isHandle(b);
@@ -285,13 +287,29 @@ function compareHandles(a, b, testers) {
   const iterable = left.items !== null || right.items !== null;
   if ((strict || iterable) && left.ctor !== right.ctor) return false;
   if (iterable && !this.equals(left.items, right.items, testers, strict)) return false;
-  return this.equals(left.props, right.props, testers, strict);
+  // Two objects of which nothing is observable are not equal for want of data (issue 32): a
+  // class keeping its state where not even the runtime shows it cannot pass a comparison.
+  if (!observable(left) && !observable(right)) {
+    noteEvent('handles_without_data');
+    return false;
+  }
+  return this.equals(left.props, right.props, testers, strict) && this.equals(left.hidden, right.hidden, testers, strict);
+}
+
+// Whether a snapshot shows any state: own enumerable properties, items, private fields, what a
+// store keeps for the object, what its own methods capture.
+function observable(found) {
+  const { hidden } = found;
+  return Object.keys(found.props).length > 0 || found.items !== null || Object.keys(hidden.private).length > 0
+    || hidden.kept.length > 0 || Object.keys(hidden.captured).length > 0;
 }
 
 function snapshotOf(handle) {
   const found = remote({ op: 'snapshot', target: { t: 'r', id: handleIds.get(handle) } });
   const valid = found && typeof found.tag === 'string' && typeof found.props === 'object' && found.props !== null
-    && (found.items === null || Array.isArray(found.items));
+    && (found.items === null || Array.isArray(found.items)) && found.hidden && typeof found.hidden === 'object'
+    && typeof found.hidden.private === 'object' && found.hidden.private !== null && Array.isArray(found.hidden.kept)
+    && typeof found.hidden.captured === 'object' && found.hidden.captured !== null;
   if (!valid) throw new ProtocolError('malformed snapshot from the solution process');
   return found;
 }
