@@ -133,6 +133,7 @@ def harness(
     tries: int = UNSET,
     attempts: int = UNSET,
     num_evals_parallel: int = UNSET,
+    variants: bool = UNSET,
     ray_address: str = UNSET,  # an alias: backend_options={"address": ...}
     test_task_list: Sequence[str] | None = UNSET,  # an alias: instance_ids (HyperAgents, DGM)
     dataset_path: str | os.PathLike = UNSET,  # an alias: dataset, its metadata JSON (HyperAgents, DGM)
@@ -362,7 +363,7 @@ def provision(plan: RunPlan, workdir: Path) -> Provisioned:
     jobs = tuple(InstanceJob(instance, plan.agent, images.agent[instance.language], images.grading[instance.language],
                              agent_settings, config.test_timeout, limits, run_id, config.name, config.run_dir,
                              predicted.get(instance.instance_id) if predicted is not None else None, config.tries,
-                             attempt)
+                             attempt, config.variants)
                  for attempt in range(1, config.attempts + 1) for instance in plan.instances
                  if instance.instance_id not in plan.previous
                  and attempt not in plan.finished_attempts.get(instance.instance_id, {}))
