@@ -269,12 +269,12 @@ class RunConfig:
                                  "num_evals); with more than 1, accuracy_score is the mean over attempts and the "
                                  "report adds pass@k, pass^k and a 95 percent interval; raising it on a finished run "
                                  "adds the missing attempts")
-    variants: bool = setting(False, resume=True,
+    num_evals_parallel: int = setting(1, check=_at_least(1), help="attempts of one instance run at once "
+                                                                  "(HyperAgents' and DGM's name)")
+    variants: bool = setting(False,
                              help="plant the dataset's fresh variants (real tests with one input changed, expected "
                                   "values from the reference) among the hidden tests; the verdict is unchanged, each "
                                   "result adds resolved_on_variants and the report the memorization gap")
-    num_evals_parallel: int = setting(1, check=_at_least(1), help="attempts of one instance run at once "
-                                                                  "(HyperAgents' and DGM's name)")
 
     @property
     def name(self) -> str:

@@ -129,7 +129,7 @@ class MetadataEntry:
 
     def to_json(self) -> dict[str, Any]:
         return {item.name: _jsonable(getattr(self, item.name)) for item in fields(self)
-                if not (item.name == "source_url" and self.source_url is None)}
+                if not (item.name in _OMITTED_WHEN_NULL and getattr(self, item.name) is None)}
 
     @classmethod
     def from_json(cls, entry: Mapping[str, Any]) -> "MetadataEntry":
@@ -142,6 +142,10 @@ class MetadataEntry:
         if grading_mode not in GRADING_MODES:
             raise MetadataEntryError(f"{label} has grading_mode {grading_mode!r} (known: {', '.join(GRADING_MODES)})")
         return cls(**{key: _FROM_JSON.get(key, _same)(value) for key, value in entry.items() if key in _KEYS})
+
+
+# Written only when set: a dataset prepared without variants reads (and hashes) as before.
+_OMITTED_WHEN_NULL = ("source_url", "variants", "variant_counts")
 
 
 def _jsonable(value: Any) -> Any:
