@@ -93,6 +93,10 @@ class ThingTest(unittest.TestCase):
         self.assertEqual(f("AC", 1), 1)
         self.assertEqual(f("CA", 1), 2)
 
+    def test_expected_in_a_local(self):
+        expected = ["A", "B"]
+        self.assertEqual(f("AB", 12), expected)
+
     def test_error(self):
         with self.assertRaises(ValueError) as err:
             f("ACGT", -5)
@@ -126,6 +130,15 @@ def test_python_deriver_reads_locals_errors_and_skips_indices_and_many_assertion
     error = derive(units["test_error"], "test_error", random.Random(0))
     assert error and all(c.expected is None for c in error)
     assert all('"negative"' in apply_edits(units["test_error"], list(c.variant(None).edits)) for c in error)
+
+
+def test_an_expected_value_bound_to_a_local_is_the_slot_replaced():
+    units = _units()
+    text = units["test_expected_in_a_local"]
+    candidates = derive(text, "test_expected_in_a_local", random.Random(2))
+    assert candidates and all(c.original == ["A", "B"] for c in candidates)
+    variant = apply_edits(text, list(candidates[0].variant("['Z']").edits))
+    assert "expected = ['Z']" in variant and 'f("AB", 12)' not in variant
 
 
 def test_probe_value_is_read_from_the_raise_not_from_the_quoted_source():
@@ -248,3 +261,21 @@ def test_reference_and_honest_solutions_pass_their_variants(variants_dataset, tm
             if name == "reference":
                 assert result["eval_result"] == "resolved" and result["resolved_on_variants"] is True
         assert data["memorization_gap"]["instances"] == 0
+
+
+def test_report_counts_the_memorization_gap_with_an_exact_interval():
+    from polyglot_harness.utils.outcomes import Bucket
+    from polyglot_harness.utils.records.results import InstanceResult, build_run_report
+
+    def result(instance_id, resolved, on_variants):
+        return InstanceResult(instance_id, "run", eval_result=Bucket.RESOLVED if resolved else Bucket.UNRESOLVED,
+                              language="python", resolved_on_variants=on_variants)
+
+    results = {r.instance_id: r for r in (result("python__a", True, False), result("python__b", True, True),
+                                          result("python__c", False, False), result("python__d", True, None))}
+    data = build_run_report("run", sorted(results), results).score_json()
+    assert data["accuracy_score"] == 0.75 and data["accuracy_score_on_variants"] == 0.5
+    gap = data["memorization_gap"]
+    assert (gap["instances"], gap["ids"], gap["resolved"], gap["of_resolved"]) == (1, ["python__a"], 2, 0.5)
+    assert gap["interval_95"][0] < 0.05 and gap["interval_95"][1] > 0.95  # 1 of 2: an exact interval is wide
+    assert "accuracy_score_on_variants" not in build_run_report("run", ["python__d"], {"python__d": results["python__d"]}).score_json()

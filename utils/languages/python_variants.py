@@ -2,7 +2,8 @@
 
 A test qualifies when it makes ONE assertion, a statement of its own body:
 - `self.assertEqual(actual, EXPECTED)` (or assertIs / assertCountEqual / assert*Equal of a
-  container), one side a literal (`ast.literal_eval`), the other not: the input is changed in
+  container), one side a literal (`ast.literal_eval`) or a local bound to one before and
+  mentioned nowhere else (`expected = [...]`), the other not: the input is changed in
   the statements before it or in `actual`, and the probe replaces the assertion by a raise
   that reports `repr(actual)`; the variant writes the observed value in EXPECTED's place;
 - or one `with self.assertRaises(...)` block (and any assertion on its exception after it):
@@ -73,12 +74,29 @@ def _shape(function: ast.FunctionDef) -> _Shape | None:
     call = asserts[0]
     if statement is None or call.func.attr not in _EQUAL or len(call.args) != 2 or call.keywords:
         return None
-    literal = [_is_literal(arg) for arg in call.args]
-    if literal.count(True) != 1:
-        return None
-    expected, actual = (call.args[0], call.args[1]) if literal[0] else (call.args[1], call.args[0])
     before = body[:body.index(statement)]
-    return _Shape(before + [actual], statement, actual, expected)
+    literal = [_is_literal(arg) for arg in call.args]
+    if literal.count(True) == 1:
+        expected, actual = (call.args[0], call.args[1]) if literal[0] else (call.args[1], call.args[0])
+        return _Shape(before + [actual], statement, actual, expected)
+    for side in (1, 0):  # `expected = [...]` before, used only in the assertion
+        binding = _literal_binding(function, before, call.args[side])
+        if binding is not None and not _is_literal(call.args[1 - side]):
+            return _Shape([stmt for stmt in before if stmt is not binding] + [call.args[1 - side]], statement,
+                          call.args[1 - side], binding.value)
+    return None
+
+
+def _literal_binding(function: ast.FunctionDef, before: list[ast.stmt], node: ast.expr) -> ast.Assign | None:
+    """The statement `name = LITERAL` binding `node` (a name mentioned nowhere else)."""
+    if not isinstance(node, ast.Name):
+        return None
+    mentions = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == node.id]
+    bindings = [stmt for stmt in before if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == node.id]
+    if len(mentions) != 2 or len(bindings) != 1 or not _is_literal(bindings[0].value):
+        return None
+    return bindings[0]
 
 
 def _assert_call(node: ast.AST, names: set[str]) -> bool:
