@@ -21,6 +21,7 @@ The input mutations are pure and unit-tested (`mutate_int`, `mutate_str`, `reord
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import secrets
@@ -92,32 +93,48 @@ class Candidate:
 
 # --- the input mutations (pure) -------------------------------------------------------------
 
-def mutate_int(value: int, rng: random.Random) -> int | None:
+def mutate_int(value: int, rng: random.Random, others: Sequence[int] = ()) -> int | None:
     """Another integer of the same sign and digit count (0 and 1-digit values stay within
-    0..9; None where there is no other)."""
+    0..9; None where there is no other) that keeps its greatest common divisor with each of
+    `others` (the test's other integers): a division that was exact stays exact, numbers that
+    were coprime stay coprime. Which way an inexact one rounds is what instructions leave open
+    (wordy: `33 divided by -3` became `50 divided by -3`, -16 or -17)."""
     magnitude = abs(value)
     digits = len(str(magnitude))
     low = 0 if digits == 1 else 10 ** (digits - 1)
     high = 10 ** digits - 1
     if value < 0:
         low = max(low, 1)
-    options = [n for n in (rng.randint(low, high) for _ in range(8)) if n != magnitude]
+    relations = [other for other in others if abs(other) > 1 and other != value]
+    options = [n for n in (rng.randint(low, high) for _ in range(64)) if n != magnitude
+               and all(_related(n, other) == _related(magnitude, other) for other in relations)]
     if not options:
         return None
     return -options[0] if value < 0 else options[0]
+
+
+def _related(number: int, other: int) -> tuple[int, bool, bool]:
+    """What a test's numbers say of each other: their gcd, and which divides which."""
+    other = abs(other)
+    return math.gcd(number, other), number != 0 and other % number == 0, number % other == 0
 
 
 def _char_class(char: str) -> str | None:
     return "lower" if char.islower() else "upper" if char.isupper() else "digit" if char.isdigit() else None
 
 
-def mutate_str(value: str, rng: random.Random) -> str | None:
+def mutate_str(value: str, rng: random.Random, others: Sequence[int] = ()) -> str | None:
     """A string of the same length and alphabet: about a third of its letters and digits (at
     least one) replaced by another character of the same class that the string itself uses
-    (so DNA stays ACGT, a sentence keeps its spaces and punctuation); None where no position
-    has an alternative."""
+    (so DNA stays ACGT, a word stays a word of its letters); None where no position has an
+    alternative. A string with digits and letters changes one number only, and a string of
+    several words none of its letters: its words are the exercise's vocabulary (`What is 5
+    plus 13?`, `What is?`), and an unknown word is an input whose answer the instructions leave
+    open (wordy: `What as?` is a syntax error or an unknown operation)."""
     if any(char.isdigit() for char in value) and any(char.isalpha() for char in value):
-        return _mutate_digits(value, rng)
+        return _mutate_digits(value, rng, others)
+    if len(value.split()) > 1 and any(char.isalpha() for char in value):
+        return None
     alphabet: dict[str, list[str]] = {}
     for char in value:
         kind = _char_class(char)
@@ -133,12 +150,13 @@ def mutate_str(value: str, rng: random.Random) -> str | None:
     return changed if changed != value else None
 
 
-def _mutate_digits(value: str, rng: random.Random) -> str | None:
+def _mutate_digits(value: str, rng: random.Random, others: Sequence[int] = ()) -> str | None:
     """Words and numbers in one string: the words are the exercise's vocabulary (`What is 5
     plus 13?`), the numbers its data. One number changed, same digit count; None without one."""
     numbers = list(re.finditer(r"\d+", value))
     match = rng.choice(numbers)
-    new = mutate_int(int(match.group()), rng) if len(match.group()) == len(str(int(match.group()))) else None
+    number = int(match.group())
+    new = mutate_int(number, rng, others) if len(match.group()) == len(str(number)) else None
     return None if new is None else value[:match.start()] + str(new) + value[match.end():]
 
 

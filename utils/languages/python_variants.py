@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import random
+import re
 from typing import Iterator
 
 from ..judging.variants import OBSERVED, Candidate, mutate_int, mutate_str, reorder
@@ -45,9 +46,10 @@ def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
         return []
     slots = list(_slots(shape.inputs))
     rng.shuffle(slots)
+    numbers = _numbers(function)
     candidates = []
     for node in slots:
-        edit = _mutation(node, offsets, test_text, rng)
+        edit = _mutation(node, offsets, test_text, rng, numbers)
         if edit is not None:
             candidates.append(_candidate(name, edit, shape, offsets, test_text))
         if len(candidates) == CANDIDATES_PER_TEST:
@@ -135,10 +137,23 @@ def _slots(nodes: list[ast.AST]) -> Iterator[ast.AST]:
                 yield node
 
 
-def _mutation(node: ast.AST, offsets: "_Offsets", text: str, rng: random.Random) -> tuple[int, int, str] | None:
+def _numbers(function: ast.FunctionDef) -> list[int]:
+    """Every integer the test writes, as a literal or inside a string (`"33 divided by -3"`)."""
+    found = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            found.append(node.value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found += [int(number) for number in re.findall(r"\d+", node.value)]
+    return found
+
+
+def _mutation(node: ast.AST, offsets: "_Offsets", text: str, rng: random.Random,
+              numbers: list[int]) -> tuple[int, int, str] | None:
     start, end = offsets.span(node)
     if isinstance(node, ast.Constant):
-        new = mutate_int(node.value, rng) if isinstance(node.value, int) else mutate_str(node.value, rng)
+        new = (mutate_int(node.value, rng, numbers) if isinstance(node.value, int)
+               else mutate_str(node.value, rng, numbers))
         return None if new is None else (start, end, repr(new))
     elements = [text[slice(*offsets.span(element))] for element in node.elts]
     pair = reorder(elements, rng)
