@@ -154,10 +154,13 @@ def _mutate_digits(value: str, rng: random.Random, others: Sequence[int] = ()) -
     """Words and numbers in one string: the words are the exercise's vocabulary (`What is 5
     plus 13?`), the numbers its data. One number changed, same digit count; None without one."""
     numbers = list(re.finditer(r"\d+", value))
-    match = rng.choice(numbers)
-    number = int(match.group())
-    new = mutate_int(number, rng, others) if len(match.group()) == len(str(number)) else None
-    return None if new is None else value[:match.start()] + str(new) + value[match.end():]
+    rng.shuffle(numbers)
+    for match in numbers:  # the first number that has another of its kind
+        number = int(match.group())
+        new = mutate_int(number, rng, others) if len(match.group()) == len(str(number)) else None
+        if new is not None:
+            return value[:match.start()] + str(new) + value[match.end():]
+    return None
 
 
 def reorder(elements: Sequence[str], rng: random.Random) -> tuple[int, int] | None:
