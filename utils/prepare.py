@@ -518,7 +518,9 @@ def record_variants_into(staging_dir: Path, workers: int, log: Callable[[str], N
     written into the staged metadata."""
     from .pipeline.variant_recording import record_variants
 
-    records = record_variants(staging_dir, workers, log)
+    keys = {entry.instance_id: recording_key(entry) for entry in _staged_entries(staging_dir)}
+    records = record_variants(staging_dir, workers, log,
+                              cache=lambda instance_id: RECORDINGS_DIR / instance_id / f"{keys[instance_id]}.variants.json")
     entries = [replace(entry, variants=tuple(variant.to_json() for variant in records[entry.instance_id].variants),
                        variant_counts=dict(records[entry.instance_id].counts))
                if entry.instance_id in records else entry for entry in _staged_entries(staging_dir)]

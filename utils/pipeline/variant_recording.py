@@ -16,8 +16,11 @@ Per exercise, how many tests gave a variant and why the others did not (`variant
 from __future__ import annotations
 
 import ast
+import json
+import os
 import random
 import tempfile
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -144,12 +147,39 @@ def eligible(instance: Instance) -> bool:
             and instance.grading_mode == "tests")
 
 
+def _cached(path: Path | None) -> VariantRecord | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return VariantRecord(data["instance_id"], tuple(v.Variant.from_json(item) for item in data["variants"]),
+                             data["counts"], data["seconds"])
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _store(path: Path | None, record: VariantRecord) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    temporary.write_text(json.dumps({"instance_id": record.instance_id, "counts": dict(record.counts),
+                                     "seconds": record.seconds,
+                                     "variants": [variant.to_json() for variant in record.variants]}), encoding="utf-8")
+    os.replace(temporary, path)
+
+
 def record_variants(dataset_dir: Path, workers: int = 2, log: Callable[[str], None] = print,
-                    provider=None) -> dict[str, VariantRecord]:
-    """Every eligible instance's VariantRecord, `workers` at a time."""
+                    provider=None, cache: Callable[[str], Path] | None = None) -> dict[str, VariantRecord]:
+    """Every eligible instance's VariantRecord, `workers` at a time; with `cache` (instance id
+    -> the file of its inputs' key, beside the reference runs' recordings), a record whose
+    inputs are unchanged is taken from there and each new one kept there."""
     instances = [instance for instance in load_dataset(dataset_dir) if eligible(instance)]
+    earlier = {instance.instance_id: _cached(cache(instance.instance_id)) for instance in instances} if cache else {}
+    taken = {instance_id: record for instance_id, record in earlier.items() if record is not None}
+    instances = [instance for instance in instances if instance.instance_id not in taken]
+    if taken:
+        log(f"variants: {len(taken)} instance(s) taken from earlier recordings")
     if not instances:
-        return {}
+        return taken
     provider = provider or open_provider()
     provider.prepare(log)
     languages = sorted({instance.language for instance in instances})
@@ -160,7 +190,9 @@ def record_variants(dataset_dir: Path, workers: int = 2, log: Callable[[str], No
     log(f"recording variants for {len(instances)} instance(s)")
 
     def one(instance: Instance) -> VariantRecord:
-        return _with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
+        record = _with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
+        _store(cache(instance.instance_id) if cache else None, record)
+        return record
 
     try:
         with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
@@ -170,4 +202,4 @@ def record_variants(dataset_dir: Path, workers: int = 2, log: Callable[[str], No
     with_any = sum(1 for record in records if record.variants)
     log(f"variants: {sum(len(r.variants) for r in records)} kept over {len(records)} instance(s), "
         f"{with_any} with at least one; {sum(r.seconds for r in records):.0f}s of reference runs")
-    return {record.instance_id: record for record in records}
+    return taken | {record.instance_id: record for record in records}
