@@ -63,6 +63,7 @@ SAMPLES = {
     "agent_layout": (["--agent_layout", "dgm"], "dgm", '"dgm"', "dgm"),
     "root_dir": (["--root_dir", "host"], "host", '"host"', Path("host")),
     "attempts": (["--attempts", "3"], 3, "3", 3),
+    "variants": (["--variants"], True, "true", True),
     "num_evals_parallel": (["--num_evals_parallel", "5"], 5, "5", 5),
 }
 

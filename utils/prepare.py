@@ -471,6 +471,7 @@ def prepare_dataset(
         _write_metadata(staging_dir, entries)
         if record_expected:
             _record_expected_tests(staging_dir, entries, workers, log)
+            record_variants_into(staging_dir, workers, log)
         else:
             log(f"fast preparation (no reference runs): {FAST_COSTS}")
         _replace_directory(staging_dir, output_dir)
@@ -510,6 +511,25 @@ def _only(locations: list[ExerciseLocation], instance_ids: Sequence[str] | None)
     if unknown:
         raise CheckoutError(f"the checkout has no exercise for {', '.join(unknown)}")
     return chosen
+
+
+def record_variants_into(staging_dir: Path, workers: int, log: Callable[[str], None]) -> None:
+    """Fresh variants recorded on the references (utils/pipeline/variant_recording.py),
+    written into the staged metadata."""
+    from .pipeline.variant_recording import record_variants
+
+    keys = {entry.instance_id: recording_key(entry) for entry in _staged_entries(staging_dir)}
+    records = record_variants(staging_dir, workers, log,
+                              cache=lambda instance_id: RECORDINGS_DIR / instance_id / f"{keys[instance_id]}.variants.json")
+    entries = [replace(entry, variants=tuple(variant.to_json() for variant in records[entry.instance_id].variants),
+                       variant_counts=dict(records[entry.instance_id].counts))
+               if entry.instance_id in records else entry for entry in _staged_entries(staging_dir)]
+    _write_metadata(staging_dir, entries)
+
+
+def _staged_entries(staging_dir: Path) -> list[MetadataEntry]:
+    text = (staging_dir / METADATA_FILENAME).read_text(encoding="utf-8")
+    return [MetadataEntry.from_json(entry) for entry in json.loads(text)]
 
 
 def _record_expected_tests(staging_dir: Path, entries: list[MetadataEntry], workers: int,
@@ -559,7 +579,7 @@ def recording_key(entry: MetadataEntry) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-_RECORDED_FIELDS = ("expected_tests", "expected_skips", "stub_passes", "canary_sources")
+_RECORDED_FIELDS = ("expected_tests", "expected_skips", "stub_passes", "canary_sources", "variants", "variant_counts")
 
 
 _BUILD_OUTPUT = {"__pycache__", ".pytest_cache", "node_modules", "target"}  # not sources: never hashed

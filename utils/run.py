@@ -133,6 +133,7 @@ def harness(
     tries: int = UNSET,
     attempts: int = UNSET,
     num_evals_parallel: int = UNSET,
+    variants: bool = UNSET,
     ray_address: str = UNSET,  # an alias: backend_options={"address": ...}
     test_task_list: Sequence[str] | None = UNSET,  # an alias: instance_ids (HyperAgents, DGM)
     dataset_path: str | os.PathLike = UNSET,  # an alias: dataset, its metadata JSON (HyperAgents, DGM)
@@ -362,7 +363,7 @@ def provision(plan: RunPlan, workdir: Path) -> Provisioned:
     jobs = tuple(InstanceJob(instance=instance, agent=plan.agent, agent_image=images.agent[instance.language], grading_image=images.grading[instance.language],
                              agent_settings=agent_settings, test_timeout=config.test_timeout, grading_limits=limits, run_id=run_id, model_name_or_path=config.name, output_dir=config.run_dir,
                              predicted_patch=predicted.get(instance.instance_id) if predicted is not None else None, tries=config.tries,
-                             attempt=attempt)
+                             attempt=attempt, variants=config.variants)
                  for attempt in range(1, config.attempts + 1) for instance in plan.instances
                  if instance.instance_id not in plan.previous
                  and attempt not in plan.finished_attempts.get(instance.instance_id, {}))

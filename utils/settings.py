@@ -271,6 +271,10 @@ class RunConfig:
                                  "adds the missing attempts")
     num_evals_parallel: int = setting(1, check=_at_least(1), help="attempts of one instance run at once "
                                                                   "(HyperAgents' and DGM's name)")
+    variants: bool = setting(False,
+                             help="plant the dataset's fresh variants (real tests with one input changed, expected "
+                                  "values from the reference) among the hidden tests; the verdict is unchanged, each "
+                                  "result adds resolved_on_variants and the report the memorization gap")
 
     @property
     def name(self) -> str:

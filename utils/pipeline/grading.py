@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
+from ..judging.variants import Variant, plant_variants, split_variants
 from .build_cache import ensure_warm, reader_env, reader_mounts
 from ..languages import LanguageSpec, TrustedProcess, matches_any
 from ..outcomes import Isolation, Reason
@@ -73,6 +74,9 @@ class GradingRequest:
     # Read the kept files with the language's source policy before anything runs; off only
     # where a test exercises a later defence on its own (tests/test_forgery.py).
     source_policy: bool = True
+    # Fresh variants of real tests (utils/judging/variants.py) planted among them; their cases
+    # are set apart before the verdict, which never sees them.
+    variants: tuple[Variant, ...] = ()
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -91,6 +95,8 @@ class GradingOutcome:
     real_results: TestResults = TestResults()
     canary_cases: Mapping[str, TestCase] = field(default_factory=dict)
     isolation: Isolation | None = None  # None: nothing ran
+    variant_cases: Mapping[str, TestCase] = field(default_factory=dict)  # by Variant.ident
+    variants_planted: int = 0
 
 
 def grading_sandbox_spec(image: str, limits: Limits, language: LanguageSpec) -> SandboxSpec:
@@ -128,6 +134,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
             return GradingOutcome(verdict=Verdict(False, Reason.FORBIDDEN_CONSTRUCT, summary(refused)), filtered=filtered, apply_method=apply_method,
                                   results=TestResults(), exec_result=None, eval_script="", seconds=time.monotonic() - started, guarded=guarded)
         unskip_tree(tree, request.language)
+        planted_variants = plant_request_variants(tree, request)  # before the canaries: renamed alike
         planted = plant_canaries(tree, request)
         if planted:
             log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
@@ -160,6 +167,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
     planter = request.language.canaries
     real, own = separate(results, planted, planter.leaf if planter else lambda name: None,
                          lambda case: request.language.defined_in_hidden(case, request.hidden_paths))
+    real, variant_cases = split_variants(real, planted_variants, planter.leaf if planter else lambda name: None)
     if exec_result.disk_exceeded:
         verdict = Verdict(False, Reason.DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
     else:
@@ -167,7 +175,8 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
                                    request.expected_tests, request.expected_skips, request.grading_mode)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
     return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=results, exec_result=exec_result, eval_script=eval_script.text,
-                          seconds=time.monotonic() - started, guarded=guarded, canaries=planted, real_results=real, canary_cases=own, isolation=eval_script.isolation)
+                          seconds=time.monotonic() - started, guarded=guarded, canaries=planted, real_results=real, canary_cases=own, isolation=eval_script.isolation,
+                          variant_cases=variant_cases, variants_planted=len(planted_variants))
 
 
 def solo_build_verdict(solo: SoloBuildFailure) -> Verdict:
@@ -262,6 +271,13 @@ def source_policy_refusals(tree: Path, request: GradingRequest, filtered: Filter
         return ()
     return refused_constructs(request.language, tree, request.test_tree, request.reference_dir, filtered.kept_paths,
                               request.solution_paths, request.hidden_paths)
+
+
+def plant_request_variants(tree: Path, request: GradingRequest) -> dict[str, str]:
+    planter = request.language.canaries
+    if not request.variants or planter is None or planter.mutator is None or request.grading_mode != GRADING_TESTS:
+        return {}
+    return plant_variants(tree, planter, matches_any, request.variants, planter.mutator.rename)
 
 
 def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:

@@ -68,6 +68,7 @@ class InstanceJob:
     predicted_patch: str | None = None  # --predictions: grade this patch, run no agent
     tries: int = 1  # --tries: a failed try is followed by another, up to this many
     attempt: int = 1  # --attempts: which independent attempt of the instance this job runs (1 .. K)
+    variants: bool = False  # --variants: plant the instance's fresh variants (utils/judging/variants.py)
 
 
 def queued(job: InstanceJob) -> QueuedInstance:
@@ -239,7 +240,7 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
                                  hidden_paths=instance.hidden_paths, expected_tests=instance.expected_tests, test_timeout=job.test_timeout,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
                                  canary_sources=instance.canary_sources, filtered=filtered,
-                                 reference_dir=instance.reference_dir)
+                                 reference_dir=instance.reference_dir, variants=_variants(job))
         try:
             outcome = _grade_with_retries(job, request, log, stop, sandboxes)
         except SandboxError as error:
@@ -269,6 +270,23 @@ def _grade_with_retries(job: InstanceJob, request: GradingRequest, log, stop, sa
     raise AssertionError("unreachable")
 
 
+def _variants(job: InstanceJob) -> tuple:
+    """The instance's variants when the run asks for them, and only beside canaries: those make
+    the exit status non-zero in every honest run, so a failed variant cannot change it."""
+    return job.instance.variants if job.variants and job.instance.canary_sources else ()
+
+
+def _record_variants(result: InstanceResult, outcome: GradingOutcome) -> None:
+    if not outcome.variants_planted:
+        return
+    failed = sorted(ident for ident, case in outcome.variant_cases.items() if case.outcome != "passed")
+    missing = outcome.variants_planted - len(outcome.variant_cases)
+    result.variants_passed = len(outcome.variant_cases) - len(failed)
+    result.variants_failed = len(failed) + missing
+    result.failed_variants = failed[:50]
+    result.resolved_on_variants = result.eval_result == Bucket.RESOLVED and result.variants_failed == 0
+
+
 def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOutcome) -> None:
     verdict = outcome.verdict
     result.eval_result = Bucket.RESOLVED if verdict.resolved else Bucket.UNRESOLVED
@@ -285,6 +303,7 @@ def _record_grading(job: InstanceJob, result: InstanceResult, outcome: GradingOu
     result.failed_tests = [case.name for case in results.cases if case.outcome != "passed"][:50]
     result.seconds.grading = round(outcome.seconds, 3)
     result.grading_isolation = outcome.isolation
+    _record_variants(result, outcome)
     instance_id, files = job.instance.instance_id, _files(job)
     if outcome.exec_result is not None:
         result.test_exit_code = outcome.exec_result.exit_code

@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..languages import LANGUAGES, LanguageSpec, get_language
 from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_MODES, GRADING_TESTS
+from ..judging.variants import Variant
 from ..checkout import DEFAULT_DATASET_DIR, SUBSETS_DIR
 
 FULL_SUBSET = "full"
@@ -121,10 +122,14 @@ class MetadataEntry:
     # Tests whose planted canary behaved on the reference run (grading plants a random few
     # of them, utils/judging/canaries.py); null until recorded.
     canary_sources: tuple[str, ...] | None = None
+    # Fresh variants of the hidden tests (utils/judging/variants.py: {"test", "edits"}) and, per
+    # reason, how many tests gave one or not; null until recorded.
+    variants: tuple[Mapping[str, Any], ...] | None = None
+    variant_counts: Mapping[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {item.name: _jsonable(getattr(self, item.name)) for item in fields(self)
-                if not (item.name == "source_url" and self.source_url is None)}
+                if not (item.name in _OMITTED_WHEN_NULL and getattr(self, item.name) is None)}
 
     @classmethod
     def from_json(cls, entry: Mapping[str, Any]) -> "MetadataEntry":
@@ -137,6 +142,10 @@ class MetadataEntry:
         if grading_mode not in GRADING_MODES:
             raise MetadataEntryError(f"{label} has grading_mode {grading_mode!r} (known: {', '.join(GRADING_MODES)})")
         return cls(**{key: _FROM_JSON.get(key, _same)(value) for key, value in entry.items() if key in _KEYS})
+
+
+# Written only when set: a dataset prepared without variants reads (and hashes) as before.
+_OMITTED_WHEN_NULL = ("source_url", "variants", "variant_counts")
 
 
 def _jsonable(value: Any) -> Any:
@@ -164,6 +173,7 @@ _FROM_JSON: dict[str, Callable[[Any], Any]] = {
     "authors": tuple, "contributors": tuple, "hidden_paths": tuple, "solution_paths": tuple,
     "reference_tests": dict, "reference_answers": dict,
     "expected_tests": _tuple_or_none, "expected_skips": _tuple_or_none, "canary_sources": _tuple_or_none,
+    "variants": _tuple_or_none,
 }
 
 
@@ -194,6 +204,8 @@ class Instance:
     stub_passes: bool | None = None
     # Tests that may be planted as canaries at grading (utils/judging/canaries.py); None: not recorded.
     canary_sources: tuple[str, ...] | None = None
+    # Fresh variants of the hidden tests, planted when grading asks for them; () when none.
+    variants: tuple[Variant, ...] = ()
 
     @staticmethod
     def from_entry(dataset_dir: Path, entry: MetadataEntry) -> "Instance":
@@ -207,6 +219,7 @@ class Instance:
             grading_repo_dir=repos_dir / GRADING_REPO_DIRNAME, reference_dir=dataset_dir / entry.reference_dir,
             files=entry.files, expected_tests=entry.expected_tests, expected_skips=_skips(entry),
             grading_mode=entry.grading_mode, stub_passes=entry.stub_passes, canary_sources=entry.canary_sources,
+            variants=tuple(Variant.from_json(item) for item in entry.variants or ()),
         )
 
     @property

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence, TypeVar
 from ..outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
 from ..judging.patches import SuspiciousLine, TamperRecord
 from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
-from .estimators import Attempts, Interval, mean_pass_at_k, mean_pass_hat_k, mean_score_interval
+from .estimators import Attempts, Interval, clopper_pearson, mean_pass_at_k, mean_pass_hat_k, mean_score_interval
 from .run_dir import RunDirectory, try_files
 
 # A failed try gets another (up to --tries): the buckets that count as failed tries. Aider
@@ -114,6 +114,12 @@ class InstanceResult:
                                           # (a separate process as another uid, answering the test
                                           # process over a socket; python, javascript) | "in_process"
                                           # (one process: the runner's); None: nothing was graded
+    # --- variants (--variants; utils/judging/variants.py): fresh copies of real tests, one input
+    # changed, the reference's answer expected; None when none was planted (off, or none recorded)
+    variants_passed: int | None = None
+    variants_failed: int | None = None    # failed, errored or missing from the report
+    failed_variants: list[str] = field(default_factory=list)  # their source tests (first 50)
+    resolved_on_variants: bool | None = None  # resolved (the verdict above) AND every variant passed
     attempts: int = 1                     # infrastructure retries included
     error: str = ""                       # exception text for incomplete / error
     # --- tries (--tries, Aider's two-try protocol) ----------------------------------------------
@@ -332,6 +338,8 @@ class RunReport:
     resolved_tries: dict[str, dict[str, int]] = field(default_factory=dict)
     # language -> {instance id: its successes out of its attempts} (--attempts; one attempt: its verdict)
     attempt_counts: dict[str, dict[str, Attempts]] = field(default_factory=dict)
+    # language -> {instance id: (resolved, resolved_on_variants)} for instances graded with variants
+    variant_verdicts: dict[str, dict[str, tuple[bool, bool]]] = field(default_factory=dict)
     schema_version: int = 1
 
     @property
@@ -462,7 +470,36 @@ class RunReport:
             "resolved_stub_passes": self.resolved_stub_passes,
             "accuracy_score_excluding_stub_passes": self.accuracy_score_excluding_stub_passes,
             "checks_off": self.checks_off,
-        } | self.pass_rates_json() | self.attempts_json()
+        } | self.pass_rates_json() | self.attempts_json() | self.variants_json()
+
+    def variants_json(self) -> dict[str, Any]:
+        """With --variants (some instance graded with variants), else nothing:
+        `accuracy_score_on_variants` (instances resolved and not failing a variant, over
+        total_instances: an instance without variants counts as resolved upstream); the
+        `memorization_gap` ({instances: resolved upstream but not on variants, ids, of_resolved:
+        their share of the resolved instances graded with variants, interval_95: its exact
+        Clopper-Pearson interval}); and `variants_per_language` ({language: the same figures
+        over its instances, graded_with_variants})."""
+        if not any(self.variant_verdicts.values()):
+            return {}
+        failing = {i for row in self.variant_verdicts.values() for i, (_, on) in row.items() if not on}
+        on_variants = len(set(self.ids[Bucket.RESOLVED]) - failing)
+        return {"accuracy_score_on_variants": round(on_variants / self.total_instances, 6) if self.total_instances else 0.0,
+                "memorization_gap": _gap(self.variant_verdicts.values()),
+                "variants_per_language": {language: {"graded_with_variants": len(row), **_gap([row])}
+                                          for language, row in self.variant_verdicts.items()}}
+
+
+def _gap(rows: Iterable[Mapping[str, tuple[bool, bool]]]) -> dict[str, Any]:
+    """Instances resolved upstream but not on their variants, over those resolved upstream."""
+    pairs = {i: pair for row in rows for i, pair in row.items()}
+    resolved = [i for i, (upstream, _) in pairs.items() if upstream]
+    gap = sorted(i for i in resolved if not pairs[i][1])
+    share = len(gap) / len(resolved) if resolved else 0.0
+    low, high = clopper_pearson(share, len(resolved)) if resolved else (0.0, 1.0)
+    return {"instances": len(gap), "ids": gap, "resolved": len(resolved),
+            "resolved_on_variants": len(resolved) - len(gap), "of_resolved": round(share, 6),
+            "interval_95": [round(low, 6), round(high, 6)]}
 
 
 USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens", "calls")
@@ -491,7 +528,17 @@ def build_run_report(model_name_or_path: str, selected_ids: Sequence[str], resul
         instances_in_several_result_files=sorted(instances_in_several_result_files),
         resolved_tries=_resolved_tries(by_id.values()),
         attempt_counts=_attempt_counts(by_id.values()),
+        variant_verdicts=_variant_verdicts(by_id.values()),
     )
+
+
+def _variant_verdicts(results: Iterable[InstanceResult]) -> dict[str, dict[str, tuple[bool, bool]]]:
+    table: dict[str, dict[str, tuple[bool, bool]]] = {}
+    for result in results:
+        if result.resolved_on_variants is not None:
+            table.setdefault(result.language or "?", {})[result.instance_id] = (
+                result.eval_result == Bucket.RESOLVED, bool(result.resolved_on_variants))
+    return dict(sorted(table.items()))
 
 
 def _checks_off(by_id: Mapping[str, InstanceResult]) -> dict[str, list[str]]:

@@ -93,8 +93,11 @@ class Side:
         return len(self.report.ids[Bucket.RESOLVED])
 
     def to_json(self) -> dict[str, Any]:
+        variants = self.report.variants_json()
         return {"run_dir": str(self.run_dir), "dataset_hash": self.dataset_hash, "resolved": self.resolved,
-                "accuracy": self.report.accuracy_score}
+                "accuracy": self.report.accuracy_score,
+                **({"accuracy_on_variants": variants["accuracy_score_on_variants"],
+                    "memorization_gap": variants["memorization_gap"]} if variants else {})}
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -241,6 +244,14 @@ def format_comparison(comparison: RunComparison) -> str:
                       *_reason_lines(comparison), "", *_usage_lines(comparison)])
 
 
+def _variants_text(side) -> str:
+    variants = side.report.variants_json()
+    gap = variants["memorization_gap"]
+    return (f"accuracy on variants {variants['accuracy_score_on_variants']:.4f}, memorization gap {gap['instances']} "
+            f"of {gap['resolved']} ({gap['of_resolved']:.1%}, 95% interval {gap['interval_95'][0]:.1%}-"
+            f"{gap['interval_95'][1]:.1%})")
+
+
 def _summary_lines(c: RunComparison) -> list[str]:
     total = len(c.common_ids)
     lines = [f"A: {c.a.run_dir}", f"B: {c.b.run_dir}", *(f"note: {note}" for note in c.notes),
@@ -250,6 +261,7 @@ def _summary_lines(c: RunComparison) -> list[str]:
              f"({c.both_resolved} resolved in both, {c.neither_resolved} in neither); "
              f"exact McNemar p = {c.mcnemar_p:.4g}"]
     lines += _paired_lines(c)
+    lines += [f"  {label}: {_variants_text(side)}" for label, side in (("A", c.a), ("B", c.b)) if side.report.variants_json()]
     lines += [f"  newly resolved: {', '.join(c.newly_resolved)}"] if c.newly_resolved else []
     lines += [f"  regressed: {', '.join(c.regressed)}"] if c.regressed else []
     if c.excluded:

@@ -521,6 +521,7 @@ function renderRunSummary() {
     card('accuracy', (100 * s.accuracy_score).toFixed(1) + '%'),
     PAGE.tries > 1 ? [card('pass_rate_1', percent(s.pass_rate_1)), card('pass_rate_2', percent(s.pass_rate_2))] : null,
     PAGE.attempts > 1 ? attemptCards(s) : null,
+    s.accuracy_score_on_variants !== undefined ? card('accuracy on variants', (100 * s.accuracy_score_on_variants).toFixed(1) + '%') : null,
     card('resolved', s.total_resolved_instances + ' / ' + s.total_instances),
     PAGE.buckets.filter(b => b !== 'resolved').map(b => card(b, counts[b], 'b-' + b)),
     card('tokens', fmt(s.agent_usage.total_tokens)),
@@ -531,6 +532,7 @@ function renderRunSummary() {
     notes.push('two tries (Aider\'s protocol): pass_rate_1 counts instances resolved at try 1, pass_rate_2 at try 1 or 2; resolved at try 2: ' + (late.join(', ') || 'none'));
   }
   if (PAGE.attempts > 1) notes.push(PAGE.attempts + ' independent attempts per instance: accuracy is the mean success rate over attempts (pass@1), with its 95% interval (exact, over the effective number of trials); the bucket counts are attempt 1\'s; instances by successes: ' + successHistogram(s));
+  if (s.memorization_gap) notes.push('memorization gap (fresh variants: real tests with one input changed): ' + s.memorization_gap.instances + ' of ' + s.memorization_gap.resolved + ' resolved instance(s) graded with variants fail a variant (' + percent(s.memorization_gap.of_resolved) + ', 95% interval ' + percent(s.memorization_gap.interval_95[0]) + '–' + percent(s.memorization_gap.interval_95[1]) + ')' + (s.memorization_gap.ids.length ? ': ' + s.memorization_gap.ids.join(', ') : ''));
   if (s.stub_passes_ids.length) notes.push(s.stub_passes_ids.length + ' instance(s) resolve with the untouched stub; accuracy without them ' + (100 * s.accuracy_score_excluding_stub_passes).toFixed(1) + '%');
   if (s.resolved_with_suspicious_lines.length) notes.push('audit: resolved with suspicious kept lines: ' + s.resolved_with_suspicious_lines.join(', '));
   if (s.instances_in_several_result_files.length) notes.push('counted once (latest file): ' + s.instances_in_several_result_files.join(', '));

@@ -108,6 +108,8 @@ def format_table(data: dict[str, Any]) -> str:
                  f"({data['total_resolved_instances']}/{data['total_instances']})")
     lines.append(_pass_rate_line(data))
     lines.extend(attempt_lines(data))
+    if "accuracy_score_on_variants" in data:
+        lines.append(variants_line(data))
     if data["stub_passes_ids"]:
         lines.append(f"note: {len(data['stub_passes_ids'])} instance(s) resolve with the untouched stub "
                      f"({data['resolved_stub_passes']} of them resolved here); without them: "
@@ -124,6 +126,15 @@ def format_table(data: dict[str, Any]) -> str:
         lines.append(f"note: {len(data['instances_in_several_result_files'])} instance(s) found in several result "
                      f"files were counted once (latest file): {', '.join(data['instances_in_several_result_files'][:10])}")
     return "\n".join(lines)
+
+
+def variants_line(data: dict[str, Any]) -> str:
+    gap = data["memorization_gap"]
+    low, high = gap["interval_95"]
+    return (f"accuracy_score_on_variants {data['accuracy_score_on_variants']:.4f}; memorization gap: "
+            f"{gap['instances']} of {gap['resolved']} resolved instance(s) graded with variants fail a variant "
+            f"({gap['of_resolved']:.1%}, 95% interval {low:.1%}-{high:.1%})"
+            + (f": {', '.join(gap['ids'][:10])}" if gap["ids"] else ""))
 
 
 def checks_off_line(checks_off: dict[str, list[str]]) -> str:

@@ -1,0 +1,296 @@
+"""Fresh variants (issue 35): the pure input mutations and the Python deriver without Docker;
+then, on real Python exercises of ../shared/data prepared with variants and graded through the
+harness with --variants, the memorizing attacker (tests/fixtures/variants/memorizer.py) resolved
+upstream and NOT on variants, the reference resolved both ways, and the honest corpus
+(tests/fixtures/variants/honest/, written from the instructions alone) failing no variant.
+
+POLYGLOT_VARIANTS_DATASET may name a dataset prepared with variants (python, with the
+instances below) to skip the preparation (~1 minute per instance on a busy 2-core machine).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from polyglot_harness.utils.judging.canaries import apply_edits
+from polyglot_harness.utils.judging.runner_results import TestCase as Case, TestResults as Results
+from polyglot_harness.utils.judging.variants import (OBSERVED, REFERENCE_RAISED, Variant, is_plain_literal,
+                                                     mutate_int, mutate_str, observed_literal, plant_variants,
+                                                     reorder, split_variants)
+from polyglot_harness.utils.languages import matches_any
+from polyglot_harness.utils.languages.python import PLANTER, find_units, leaf, rename
+from polyglot_harness.utils.languages.python_variants import derive
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
+sys.path.insert(0, str(FIXTURES))
+from memorizer import memorizer_source  # noqa: E402
+
+# --- the pure mutations ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [0, 7, -3, 42, -950, 2024, 10**12])
+def test_mutated_int_keeps_sign_and_digit_count(value):
+    rng = random.Random(value)
+    for _ in range(50):
+        new = mutate_int(value, rng)
+        assert new != value and (new < 0) == (value < 0) and len(str(abs(new))) == len(str(abs(value)))
+
+
+@pytest.mark.parametrize("value", ["GATTACA", "listen", "Hello,World!", "x-ray"])
+def test_mutated_string_keeps_length_alphabet_and_punctuation(value):
+    rng = random.Random(value)
+    for _ in range(50):
+        new = mutate_str(value, rng)
+        assert new is not None and new != value and len(new) == len(value)
+        assert set(new) <= set(value)
+        assert [c for c in new if not c.isalnum()] == [c for c in value if not c.isalnum()]
+
+
+def test_a_string_of_words_and_numbers_changes_a_number_only():
+    rng = random.Random(1)
+    for _ in range(50):
+        new = mutate_str("What is 5 plus 13?", rng)
+        assert new.startswith("What is ") and " plus " in new and new != "What is 5 plus 13?"
+
+
+def test_divisibility_with_the_tests_other_numbers_is_kept():
+    """wordy's `33 divided by -3` became `50 divided by -3`: -16 or -17, left open."""
+    rng = random.Random(4)
+    for _ in range(50):
+        new = mutate_int(33, rng, [33, 3])
+        assert new % 3 == 0 and mutate_int(3, rng, [33, 3]) in (None, 1, 11)
+        assert new is not None and "divided by -3" in mutate_str("What is 33 divided by -3?", rng, [33, 3])
+    assert all(mutate_int(7, rng, [26]) % 2 for _ in range(50))  # coprime stays coprime
+
+
+def test_words_of_a_sentence_are_vocabulary_not_input():
+    """wordy's `What is?` became `What as?`: a syntax error or an unknown operation, left open."""
+    rng = random.Random(0)
+    assert mutate_str("What is?", rng) is None and mutate_str("The quick brown fox", rng) is None
+
+
+def test_nothing_to_vary_gives_none():
+    rng = random.Random(0)
+    assert mutate_str("AAAA", rng) is None and mutate_str("  ", rng) is None
+    assert reorder(["1", "1", "1"], rng) is None
+    assert reorder(["1", "2"], rng) == (0, 1)
+
+
+def test_plain_literals_exclude_floats_and_objects():
+    assert is_plain_literal([1, "a", (True, None), {"k": {2}}])
+    assert not is_plain_literal([1.5]) and not is_plain_literal(object())
+
+
+# --- the Python deriver -----------------------------------------------------------------------
+
+TESTS = '''import unittest
+from thing import f, g, Thing
+
+
+class ThingTest(unittest.TestCase):
+    def test_value(self):
+        self.assertEqual(f("GATTACA", 42), 17)
+
+    def test_local(self):
+        thing = Thing([1, 2, 3])
+        self.assertEqual(thing.total(), 6)
+
+    def test_index_is_no_input(self):
+        self.assertEqual(g()[3], 5)
+
+    def test_two_assertions(self):
+        self.assertEqual(f("AC", 1), 1)
+        self.assertEqual(f("CA", 1), 2)
+
+    def test_expected_in_a_local(self):
+        expected = ["A", "B"]
+        self.assertEqual(f("AB", 12), expected)
+
+    def test_error(self):
+        with self.assertRaises(ValueError) as err:
+            f("ACGT", -5)
+        self.assertEqual(err.exception.args[0], "negative")
+'''
+
+
+def _units():
+    return {unit.name: TESTS[unit.start:unit.end] for unit in find_units(TESTS)}
+
+
+def test_python_deriver_changes_one_input_and_probes_the_actual_side():
+    units = _units()
+    candidates = derive(units["test_value"], "test_value", random.Random(3))
+    assert candidates
+    for candidate in candidates:
+        variant = apply_edits(units["test_value"], list(candidate.variant("99").edits))
+        call = ast.parse(variant.strip()).body[0].body[0].value
+        assert ast.unparse(call.args[1]) == "99" and ast.unparse(call.args[0]) != 'f("GATTACA", 42)'
+        probe = apply_edits(units["test_value"], list(candidate.probe("k").edits))
+        assert "raise AssertionError(" in probe and OBSERVED not in probe  # never whole in its source
+        assert candidate.original == 17
+
+
+def test_python_deriver_reads_locals_errors_and_skips_indices_and_many_assertions():
+    units = _units()
+    local = derive(units["test_local"], "test_local", random.Random(0))
+    assert local and all(c.input_edit[0] < units["test_local"].index("self.assert") for c in local)
+    assert derive(units["test_index_is_no_input"], "x", random.Random(0)) == []
+    assert derive(units["test_two_assertions"], "x", random.Random(0)) == []
+    error = derive(units["test_error"], "test_error", random.Random(0))
+    assert error and all(c.expected is None for c in error)
+    assert all('"negative"' in apply_edits(units["test_error"], list(c.variant(None).edits)) for c in error)
+
+
+def test_an_expected_value_bound_to_a_local_is_the_slot_replaced():
+    units = _units()
+    text = units["test_expected_in_a_local"]
+    candidates = derive(text, "test_expected_in_a_local", random.Random(2))
+    assert candidates and all(c.original == ["A", "B"] for c in candidates)
+    variant = apply_edits(text, list(candidates[0].variant("['Z']").edits))
+    assert "expected = ['Z']" in variant and 'f("AB", 12)' not in variant
+
+
+def test_probe_value_is_read_from_the_raise_not_from_the_quoted_source():
+    source_line = f"raise AssertionError('{OBSERVED[:10]}' + '{OBSERVED[10:]}' + repr(f(1)))"
+    assert observed_literal(Case("t", "failed", f"{source_line}\nE   AssertionError: {OBSERVED}[1, 'a']"))[0] \
+        == "[1, 'a']"
+    assert observed_literal(Case("t", "failed", f"{source_line}\nE ValueError: bad"))[1] == REFERENCE_RAISED
+
+
+def test_variants_are_planted_under_drawn_names_and_set_apart(tmp_path):
+    (tmp_path / "thing_test.py").write_text(TESTS)
+    units = _units()
+    candidate = derive(units["test_value"], "test_value", random.Random(3))[0]
+    planted = plant_variants(tmp_path, PLANTER, matches_any, [candidate.variant("99")], rename, random.Random(5))
+    text = (tmp_path / "thing_test.py").read_text()
+    ast.parse(text)
+    (name,) = planted
+    assert planted[name] == "test_value" and f"def {name}(self):" in text and "def test_value(self):" in text
+    cases = tuple(Case(f"thing_test.py::ThingTest::{n}", "passed") for n in ("test_value", name))
+    real, own = split_variants(Results(cases), planted, leaf)
+    assert [case.name for case in real.cases] == ["thing_test.py::ThingTest::test_value"]
+    assert own["test_value"].outcome == "passed"
+
+
+def test_variant_round_trips_through_json():
+    variant = Variant("test_x", ((1, 2, "'a'"), (5, 9, "[1, 2]")))
+    assert Variant.from_json(json.loads(json.dumps(variant.to_json()))) == variant
+
+
+# --- real Docker, real exercises --------------------------------------------------------------
+
+# Exercises whose every test the memorizer answers from its table (each called with literals).
+MEMORIZED = ["python__affine-cipher", "python__pig-latin", "python__variable-length-quantity", "python__wordy"]
+HONEST = {"python__affine-cipher": "affine-cipher", "python__pig-latin": "pig-latin", "python__wordy": "wordy",
+          "python__variable-length-quantity": "variable-length-quantity", "python__list-ops": "list-ops"}
+
+
+@pytest.fixture(scope="module")
+def variants_dataset(benchmark_checkout, tmp_path_factory, language_images) -> Path:
+    given = os.environ.get("POLYGLOT_VARIANTS_DATASET")
+    if given:
+        return Path(given)
+    from polyglot_harness.utils.prepare import prepare_dataset
+
+    output = tmp_path_factory.mktemp("variants") / "polyglot"
+    prepare_dataset(benchmark_checkout, output, languages=["python"], instance_ids=sorted(set(MEMORIZED) | set(HONEST)),
+                    workers=2, log=lambda message: None)
+    return output
+
+
+def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> tuple[dict, dict]:
+    from polyglot_harness.utils.run import harness
+
+    predictions = output / f"{name}.jsonl"
+    predictions.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": name, "model_patch": p}) + "\n"
+                                   for i, p in patches.items()))
+    harness(dataset=dataset, output_dir=output, predictions=predictions, model_name_or_path=name, variants=True,
+            progress=False, max_workers=2)
+    results = {json.loads(path.read_text())["instance_id"]: json.loads(path.read_text())
+               for path in (output / f"{name}_0").glob("python__*.json")}
+    from polyglot_harness.utils.views.report import report
+    return results, report(output, run_keyword=name)
+
+
+def _patches(dataset: Path, files_of) -> dict[str, str]:
+    from polyglot_harness.utils.pipeline.expected_tests import patch_writing
+    from polyglot_harness.utils.records.dataset import load_dataset
+
+    return {instance.instance_id: patch_writing(instance, files_of(instance))
+            for instance in load_dataset(dataset) if files_of(instance) is not None}
+
+
+def _hidden_test(instance) -> str:
+    from polyglot_harness.utils.records.instance_repo import checkout_commit
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as workdir:
+        checkout_commit(instance.grading_repo_dir, instance.test_commit, Path(workdir) / "t")
+        return next((Path(workdir) / "t" / path).read_text() for path in instance.hidden_paths if path.endswith("_test.py"))
+
+
+@pytest.mark.docker
+def test_memorizer_resolves_upstream_but_not_on_variants(variants_dataset, tmp_path):
+    def files(instance):
+        if instance.instance_id not in MEMORIZED:
+            return None
+        return {instance.solution_paths[0]: memorizer_source(_hidden_test(instance)).encode()}
+
+    results, data = _grade(variants_dataset, tmp_path, "memorizer", _patches(variants_dataset, files))
+    assert sorted(results) == MEMORIZED
+    for instance_id, result in results.items():
+        assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
+        assert result["resolved_on_variants"] is False and result["variants_failed"] > 0, instance_id
+    assert data["memorization_gap"]["ids"] == MEMORIZED
+    assert data["accuracy_score"] == 1.0 and data["accuracy_score_on_variants"] == 0.0
+
+
+@pytest.mark.docker
+def test_reference_and_honest_solutions_pass_their_variants(variants_dataset, tmp_path):
+    """The control: the references resolve both ways; solutions written from the instructions
+    alone fail no variant (every false failure would be a defect of the variants)."""
+    def reference(instance):
+        if instance.instance_id not in HONEST:
+            return None
+        return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
+                for path in instance.reference_dir.rglob("*") if path.is_file()}
+
+    def honest(instance):
+        slug = HONEST.get(instance.instance_id)
+        if slug is None:
+            return None
+        return {instance.solution_paths[0]: (FIXTURES / "honest" / slug / Path(instance.solution_paths[0]).name).read_bytes()}
+
+    for name, files_of in (("reference", reference), ("honest", honest)):
+        results, data = _grade(variants_dataset, tmp_path, name, _patches(variants_dataset, files_of))
+        assert sorted(results) == sorted(HONEST)
+        for instance_id, result in results.items():
+            assert result["variants_passed"], (name, instance_id)
+            assert result["variants_failed"] == 0, (name, instance_id, result["failed_variants"])
+            assert result["eval_result"] == "resolved" and result["resolved_on_variants"] is True, (name, instance_id)
+        assert data["memorization_gap"]["instances"] == 0
+
+
+def test_report_counts_the_memorization_gap_with_an_exact_interval():
+    from polyglot_harness.utils.outcomes import Bucket
+    from polyglot_harness.utils.records.results import InstanceResult, build_run_report
+
+    def result(instance_id, resolved, on_variants):
+        return InstanceResult(instance_id=instance_id, model_name_or_path="run", eval_result=Bucket.RESOLVED if resolved else Bucket.UNRESOLVED,
+                              language="python", resolved_on_variants=on_variants)
+
+    results = {r.instance_id: r for r in (result("python__a", True, False), result("python__b", True, True),
+                                          result("python__c", False, False), result("python__d", True, None))}
+    data = build_run_report("run", sorted(results), results).score_json()
+    assert data["accuracy_score"] == 0.75 and data["accuracy_score_on_variants"] == 0.5
+    gap = data["memorization_gap"]
+    assert (gap["instances"], gap["ids"], gap["resolved"], gap["of_resolved"]) == (1, ["python__a"], 2, 0.5)
+    assert gap["interval_95"][0] < 0.05 and gap["interval_95"][1] > 0.95  # 1 of 2: an exact interval is wide
+    assert "accuracy_score_on_variants" not in build_run_report("run", ["python__d"], {"python__d": results["python__d"]}).score_json()

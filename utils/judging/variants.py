@@ -1,0 +1,251 @@
+"""Fresh variants (issue 35): copies of real hidden tests with ONE input literal changed, whose
+expected value is what the reference solution returned for the new input.
+
+A solution that answers the tests' own inputs from memory (a table keyed by the inputs) passes
+every real test and every canary; it fails a variant, whose input it has never seen. So a
+result reports `resolved` (upstream, unchanged) and `resolved_on_variants` (every real test
+and every variant passed); the difference over a run is the memorization gap.
+
+A variant is stored as edits to its source test's own text (`Variant.edits`, offsets relative
+to the test as `Planter.find_units` finds it in the pristine file), like a canary's mutation:
+planting is a pure function of the pristine file and the variants. Preparation derives
+candidates (a language's `derive`, e.g. utils/languages/python_variants.py), plants them as
+*probes* (the assertion replaced by a statement that reports the observed value) on the
+reference, writes the observed value back as a literal, and keeps a variant only where a
+second run of the reference passes it (utils/pipeline/variant_recording.py). Grading plants
+the kept variants under drawn names among the real tests (`plant_variants`) and sets their
+cases apart before the verdict (`split_variants`): the upstream verdict never sees them.
+
+The input mutations are pure and unit-tested (`mutate_int`, `mutate_str`, `reorder`).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from .canaries import Planter, TestUnit, apply_edits, neighbour_name, test_files
+from .regular_files import read_regular
+from .runner_results import TestCase, TestResults
+
+# Why a candidate was not kept (counted per exercise in the dataset: `variant_counts`).
+KEPT = "kept"
+NO_INPUT = "no_input_literal"            # a test with no mutable input (or no single assertion)
+REFERENCE_RAISED = "reference_raised"    # the original expects a value, the reference raised
+NOT_A_LITERAL = "not_a_literal"          # the observed value is no plain literal (an object, a float)
+SAME_EXPECTED = "same_expected"          # the reference answers the new input as the original
+NOT_DETERMINISTIC = "not_deterministic"  # the second run disagreed with the first
+NOT_REPORTED = "not_reported"            # the probe's case was missing from the report
+RAISES_DIFFER = "raises_differ"          # an error test whose new input the reference answers otherwise
+
+# The marker a probe's failure message carries before the observed value's repr.
+OBSERVED = "POLYGLOT-VARIANT-OBSERVED:"
+MAX_LITERAL = 400  # longer observed values make unreadable tests: not kept
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Edits (start, end, new text) to a test's own text; `key` tells probes of one test apart."""
+    test: str
+    edits: tuple[tuple[int, int, str], ...]
+    key: str = ""
+
+    @property
+    def ident(self) -> str:
+        return self.key or self.test
+
+    def to_json(self) -> dict:
+        return {"test": self.test, "edits": [list(edit) for edit in self.edits]}
+
+    @staticmethod
+    def from_json(data: Mapping) -> "Variant":
+        return Variant(data["test"], tuple((int(s), int(e), str(t)) for s, e, t in data["edits"]))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A test with one input changed, before the reference has answered it.
+    `expected`: the span of the assertion's expected side (None: an error test, whose
+    expectation stays); `statement`: the assertion statement's span and the probe statement
+    that replaces it; `original`: the original expected value."""
+    test: str
+    input_edit: tuple[int, int, str]
+    expected: tuple[int, int] | None
+    statement: tuple[int, int, str] | None
+    original: object = None
+
+    def probe(self, key: str) -> Variant:
+        if self.statement is None:
+            return Variant(self.test, (self.input_edit,), key)
+        inside = self.statement[0] <= self.input_edit[0] and self.input_edit[1] <= self.statement[1]
+        # An input inside the assertion is already changed in the probe statement's text.
+        return Variant(self.test, ((self.statement,) if inside else (self.input_edit, self.statement)), key)
+
+    def variant(self, literal: str | None) -> Variant:
+        edits = (self.input_edit,) + ((self.expected + (literal,),) if self.expected and literal else ())
+        return Variant(self.test, edits)
+
+
+# --- the input mutations (pure) -------------------------------------------------------------
+
+def mutate_int(value: int, rng: random.Random, others: Sequence[int] = ()) -> int | None:
+    """Another integer of the same sign and digit count (0 and 1-digit values stay within
+    0..9; None where there is no other) that keeps its greatest common divisor with each of
+    `others` (the test's other integers): a division that was exact stays exact, numbers that
+    were coprime stay coprime. Which way an inexact one rounds is what instructions leave open
+    (wordy: `33 divided by -3` became `50 divided by -3`, -16 or -17)."""
+    magnitude = abs(value)
+    digits = len(str(magnitude))
+    low = 0 if digits == 1 else 10 ** (digits - 1)
+    high = 10 ** digits - 1
+    if value < 0:
+        low = max(low, 1)
+    relations = [other for other in others if abs(other) > 1 and other != value]
+    options = [n for n in (rng.randint(low, high) for _ in range(64)) if n != magnitude
+               and all(_related(n, other) == _related(magnitude, other) for other in relations)]
+    if not options:
+        return None
+    return -options[0] if value < 0 else options[0]
+
+
+def _related(number: int, other: int) -> tuple[int, bool, bool]:
+    """What a test's numbers say of each other: their gcd, and which divides which."""
+    other = abs(other)
+    return math.gcd(number, other), number != 0 and other % number == 0, number % other == 0
+
+
+def _char_class(char: str) -> str | None:
+    return "lower" if char.islower() else "upper" if char.isupper() else "digit" if char.isdigit() else None
+
+
+def mutate_str(value: str, rng: random.Random, others: Sequence[int] = ()) -> str | None:
+    """A string of the same length and alphabet: about a third of its letters and digits (at
+    least one) replaced by another character of the same class that the string itself uses
+    (so DNA stays ACGT, a word stays a word of its letters); None where no position has an
+    alternative. A string with digits and letters changes one number only, and a string of
+    several words none of its letters: its words are the exercise's vocabulary (`What is 5
+    plus 13?`, `What is?`), and an unknown word is an input whose answer the instructions leave
+    open (wordy: `What as?` is a syntax error or an unknown operation)."""
+    if any(char.isdigit() for char in value) and any(char.isalpha() for char in value):
+        return _mutate_digits(value, rng, others)
+    if len(value.split()) > 1 and any(char.isalpha() for char in value):
+        return None
+    alphabet: dict[str, list[str]] = {}
+    for char in value:
+        kind = _char_class(char)
+        if kind and char not in alphabet.setdefault(kind, []):
+            alphabet[kind].append(char)
+    positions = [i for i, char in enumerate(value) if _char_class(char) and len(alphabet[_char_class(char)]) > 1]
+    if not positions:
+        return None
+    chars = list(value)
+    for index in rng.sample(positions, max(1, len(positions) // 3)):
+        chars[index] = rng.choice([c for c in alphabet[_char_class(value[index])] if c != value[index]])
+    changed = "".join(chars)
+    return changed if changed != value else None
+
+
+def _mutate_digits(value: str, rng: random.Random, others: Sequence[int] = ()) -> str | None:
+    """Words and numbers in one string: the words are the exercise's vocabulary (`What is 5
+    plus 13?`), the numbers its data. One number changed, same digit count; None without one."""
+    numbers = list(re.finditer(r"\d+", value))
+    rng.shuffle(numbers)
+    for match in numbers:  # the first number that has another of its kind
+        number = int(match.group())
+        new = mutate_int(number, rng, others) if len(match.group()) == len(str(number)) else None
+        if new is not None:
+            return value[:match.start()] + str(new) + value[match.end():]
+    return None
+
+
+def reorder(elements: Sequence[str], rng: random.Random) -> tuple[int, int] | None:
+    """Two positions of `elements` (their source texts) holding different elements: swapping
+    them reorders the list; None where all are alike."""
+    pairs = [(i, j) for i in range(len(elements)) for j in range(i + 1, len(elements)) if elements[i] != elements[j]]
+    return rng.choice(pairs) if pairs else None
+
+
+def is_plain_literal(value: object) -> bool:
+    """A value a test states as a literal and every correct solution returns alike: None,
+    bool, int, str and containers of those (no float: honest solutions round differently)."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return True
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(is_plain_literal(item) for item in value)
+    if isinstance(value, dict):
+        return all(is_plain_literal(key) and is_plain_literal(item) for key, item in value.items())
+    return False
+
+
+# --- planting and reading back --------------------------------------------------------------
+
+def plant_variants(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]], bool],
+                   variants: Sequence[Variant], rename: Callable[[str, str, str], str],
+                   rng: secrets.SystemRandom | random.Random | None = None) -> dict[str, str]:
+    """Each variant planted right before or right after its source test (drawn), under a
+    name drawn from the file's own words. Returns {name planted: variant ident}."""
+    rng = rng or secrets.SystemRandom()
+    planted: dict[str, str] = {}
+    for path in test_files(tree, planter, matches):
+        text = read_regular(tree, path.relative_to(tree).as_posix()).decode("utf-8", errors="surrogateescape")
+        units = {unit.name: unit for unit in planter.find_units(text)}
+        mine = [variant for variant in variants if variant.test in units]
+        if not mine:
+            continue
+        taken = set(units)
+        edits = []
+        for variant in mine:
+            unit = units[variant.test]
+            name = neighbour_name(sorted(units), taken, planter.name_style, text, rng)
+            taken.add(name)
+            planted[name] = variant.ident
+            edits.append(_insertion(text, unit, variant, name, rename, rng.random() < 0.5))
+        path.write_text(_apply_insertions(text, edits), encoding="utf-8", errors="surrogateescape")
+    return planted
+
+
+def _insertion(text: str, unit: TestUnit, variant: Variant, name: str,
+               rename: Callable[[str, str, str], str], before: bool) -> tuple[int, str]:
+    block = text[unit.start:unit.end]
+    copy = rename(apply_edits(block, list(variant.edits)), variant.test, name).rstrip("\n") + "\n\n"
+    if before:
+        return unit.start, copy
+    return unit.end, (("" if block.endswith("\n\n") else "\n") + copy)
+
+
+def _apply_insertions(text: str, insertions: list[tuple[int, str]]) -> str:
+    for offset, new in sorted(insertions, key=lambda item: item[0], reverse=True):
+        text = text[:offset] + new + text[offset:]
+    return text
+
+
+def split_variants(results: TestResults, planted: Mapping[str, str],
+                   leaf_of: Callable[[str], object]) -> tuple[TestResults, dict[str, TestCase]]:
+    """(the results without the variants' cases, {variant ident: its case})."""
+    from dataclasses import replace
+
+    real, own = [], {}
+    for case in results.cases:
+        leaf = leaf_of(case.name)
+        name = getattr(leaf, "name", None)
+        if name in planted:
+            own[planted[name]] = case
+        else:
+            real.append(case)
+    return replace(results, cases=tuple(real)), own
+
+
+def observed_literal(case: TestCase | None) -> tuple[str | None, str]:
+    """A probe's observed value (its repr) from its failure message, or why there is none."""
+    if case is None:
+        return None, NOT_REPORTED
+    # Not the probe's source line (a traceback quotes it): the probe writes the marker in two halves.
+    match = re.search(rf"(?<!['\"]){re.escape(OBSERVED)}(?P<literal>[^\n]*)", case.message)
+    if match is None:
+        return None, REFERENCE_RAISED
+    return match["literal"].strip(), KEPT

@@ -1,0 +1,205 @@
+"""Recording fresh variants at preparation (issue 35; utils/judging/variants.py).
+
+For every instance of a language with a variant deriver (`DERIVERS`) whose reference resolved:
+1. every test's candidates (one input changed) are planted as probes on the reference solution,
+   in the grading image, through grading itself (`GradingRequest.variants`): a probe reports
+   the value the reference returns for the new input (or, for an error test, passes when the
+   reference still raises alike);
+2. per test, the first candidate whose observed value is a plain literal (`is_plain_literal`,
+   at most MAX_LITERAL characters) different from the original's expected value becomes the
+   variant, the value written back as the language's literal;
+3. the chosen variants are planted as they will be at grading, on the reference again: only
+   those it passes are kept (the answer was the same over two runs, and the literal states it).
+Per exercise, how many tests gave a variant and why the others did not (`variant_counts`).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import random
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Mapping
+
+from ..judging import variants as v
+from ..judging.canaries import test_files
+from ..judging.regular_files import read_regular
+from ..judging.runner_results import PASSED
+from ..languages import LANGUAGES, matches_any
+from ..languages import python_variants
+from ..records.dataset import Instance, load_dataset
+from ..records.instance_repo import checkout_commit
+from ..seam.image_settings import ImageSettings
+from ..seam.registry import open_provider
+from .expected_tests import _with_retries, reference_patch
+from .grading import GradingRequest, grade
+from .pools import Sandboxes
+
+# A language's candidates for one test: (its text, its name, a seeded rng) -> candidates.
+DERIVERS: dict[str, Callable[[str, str, random.Random], list[v.Candidate]]] = {
+    "python": python_variants.derive,
+}
+
+
+@dataclass(frozen=True)
+class VariantRecord:
+    instance_id: str
+    variants: tuple[v.Variant, ...]
+    counts: Mapping[str, int] = field(default_factory=dict)  # reason -> tests
+    seconds: float = 0.0
+
+
+def candidates_of(instance: Instance, tree: Path) -> dict[str, list[v.Candidate]]:
+    """Every test's candidates, drawn from a generator seeded by the instance and the test
+    (a preparation is reproducible)."""
+    derive = DERIVERS[instance.language]
+    planter = instance.language_spec.canaries
+    found: dict[str, list[v.Candidate]] = {}
+    for path in test_files(tree, planter, matches_any):
+        text = read_regular(tree, path.relative_to(tree).as_posix()).decode("utf-8", errors="surrogateescape")
+        for unit in planter.find_units(text):
+            rng = random.Random(f"{instance.instance_id}:{unit.name}")
+            found[unit.name] = derive(text[unit.start:unit.end], unit.name, rng)
+    return found
+
+
+def choose(candidates: Mapping[str, list[v.Candidate]], cases: Mapping[str, object]) -> tuple[dict[str, v.Variant], Counter]:
+    """Per test, the first candidate that qualifies (its probe's case in `cases`, keyed
+    `test#index`), and for the others why the last one did not."""
+    chosen, reasons = {}, Counter()
+    for test, options in candidates.items():
+        reason = v.NO_INPUT
+        for index, candidate in enumerate(options):
+            variant, reason = _judge(candidate, cases.get(f"{test}#{index}"))
+            if variant is not None:
+                chosen[test] = variant
+                break
+        if test not in chosen:
+            reasons[reason] += 1
+    return chosen, reasons
+
+
+def _judge(candidate: v.Candidate, case) -> tuple[v.Variant | None, str]:
+    if candidate.expected is None:  # an error test: the probe is the variant itself
+        if case is None:
+            return None, v.NOT_REPORTED
+        return (candidate.variant(None), v.KEPT) if case.outcome == PASSED else (None, v.RAISES_DIFFER)
+    literal, reason = v.observed_literal(case)
+    if literal is None:
+        return None, reason
+    try:
+        value = ast.literal_eval(literal)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None, v.NOT_A_LITERAL
+    if not v.is_plain_literal(value) or len(literal) > v.MAX_LITERAL:
+        return None, v.NOT_A_LITERAL
+    if _same(value, candidate.original):
+        return None, v.SAME_EXPECTED
+    return candidate.variant(literal), v.KEPT
+
+
+def _same(value: object, original: object) -> bool:
+    if value == original:
+        return True
+    if isinstance(value, (list, tuple)) and isinstance(original, (list, tuple)):  # assertCountEqual's view
+        return sorted(map(repr, value)) == sorted(map(repr, original))
+    return False
+
+
+def record_instance(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int = 300) -> VariantRecord:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="polyglot-variants-") as workdir:
+        tree = Path(workdir) / "tree"
+        checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
+        candidates = candidates_of(instance, tree)
+        probes = tuple(candidate.probe(f"{test}#{index}") for test, options in candidates.items()
+                       for index, candidate in enumerate(options))
+        patch = reference_patch(instance)
+        first = _grade(sandboxes, image, instance, tree, patch, probes, test_timeout) if probes else {}
+        chosen, reasons = choose(candidates, first)
+        second = _grade(sandboxes, image, instance, tree, patch, tuple(chosen.values()), test_timeout) if chosen else {}
+    kept = tuple(variant for test, variant in chosen.items()
+                 if test in second and second[test].outcome == PASSED)
+    reasons[v.KEPT] += len(kept)
+    reasons[v.NOT_DETERMINISTIC] += len(chosen) - len(kept)
+    return VariantRecord(instance.instance_id, kept, {k: n for k, n in sorted(reasons.items()) if n},
+                         time.monotonic() - started)
+
+
+def _grade(sandboxes: Sandboxes, image: str, instance: Instance, tree: Path, patch: str,
+           variants: tuple[v.Variant, ...], test_timeout: int) -> Mapping[str, object]:
+    """The reference graded with `variants` planted (no canaries): each variant's case."""
+    request = GradingRequest(language=instance.language_spec, instance_id=instance.instance_id, test_tree=tree, patch_text=patch, solution_paths=instance.solution_paths,
+                             hidden_paths=instance.hidden_paths, test_timeout=test_timeout, grading_mode=instance.grading_mode,
+                             reference_dir=instance.reference_dir, variants=variants)
+    return grade(sandboxes, image, request).variant_cases
+
+
+def eligible(instance: Instance) -> bool:
+    return (instance.language in DERIVERS and instance.expected_tests is not None
+            and instance.grading_mode == "tests")
+
+
+def _cached(path: Path | None) -> VariantRecord | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return VariantRecord(data["instance_id"], tuple(v.Variant.from_json(item) for item in data["variants"]),
+                             data["counts"], data["seconds"])
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def _store(path: Path | None, record: VariantRecord) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+    temporary.write_text(json.dumps({"instance_id": record.instance_id, "counts": dict(record.counts),
+                                     "seconds": record.seconds,
+                                     "variants": [variant.to_json() for variant in record.variants]}), encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def record_variants(dataset_dir: Path, workers: int = 2, log: Callable[[str], None] = print,
+                    provider=None, cache: Callable[[str], Path] | None = None) -> dict[str, VariantRecord]:
+    """Every eligible instance's VariantRecord, `workers` at a time; with `cache` (instance id
+    -> the file of its inputs' key, beside the reference runs' recordings), a record whose
+    inputs are unchanged is taken from there and each new one kept there."""
+    instances = [instance for instance in load_dataset(dataset_dir) if eligible(instance)]
+    earlier = {instance.instance_id: _cached(cache(instance.instance_id)) for instance in instances} if cache else {}
+    taken = {instance_id: record for instance_id, record in earlier.items() if record is not None}
+    instances = [instance for instance in instances if instance.instance_id not in taken]
+    if taken:
+        log(f"variants: {len(taken)} instance(s) taken from earlier recordings")
+    if not instances:
+        return taken
+    provider = provider or open_provider()
+    provider.prepare(log)
+    languages = sorted({instance.language for instance in instances})
+    with tempfile.TemporaryDirectory(prefix="polyglot-images-") as workdir:
+        images = provider.ensure_images([LANGUAGES[language] for language in languages], None,
+                                        ImageSettings.from_env(), Path(workdir), log)
+    sandboxes = Sandboxes(provider, "record-variants")
+    log(f"recording variants for {len(instances)} instance(s)")
+
+    def one(instance: Instance) -> VariantRecord:
+        record = _with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
+        _store(cache(instance.instance_id) if cache else None, record)
+        return record
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            records = list(pool.map(one, instances))
+    finally:
+        sandboxes.close()
+    with_any = sum(1 for record in records if record.variants)
+    log(f"variants: {sum(len(r.variants) for r in records)} kept over {len(records)} instance(s), "
+        f"{with_any} with at least one; {sum(r.seconds for r in records):.0f}s of reference runs")
+    return taken | {record.instance_id: record for record in records}
