@@ -4,8 +4,9 @@ harness with --variants, the memorizing attacker (tests/fixtures/variants/memori
 upstream and NOT on variants, the reference resolved both ways, and the honest corpus
 (tests/fixtures/variants/honest/, written from the instructions alone) failing no variant.
 
-POLYGLOT_VARIANTS_DATASET may name a dataset prepared with variants (python, with the
-instances below) to skip the preparation (~1 minute per instance on a busy 2-core machine).
+The Docker tests use the gate's dataset (tests/conftest.py real_dataset: variants are recorded by
+default); POLYGLOT_VARIANTS_DATASET may name another prepared with variants (python, the instances
+below).
 """
 
 from __future__ import annotations
@@ -193,16 +194,11 @@ HONEST = {"python__affine-cipher": "affine-cipher", "python__pig-latin": "pig-la
 
 
 @pytest.fixture(scope="module")
-def variants_dataset(benchmark_checkout, tmp_path_factory, language_images) -> Path:
+def variants_dataset(real_dataset) -> Path:
+    """The gate's dataset (prepared once per session, variants recorded by default) unless a
+    developer names one prepared with variants."""
     given = os.environ.get("POLYGLOT_VARIANTS_DATASET")
-    if given:
-        return Path(given)
-    from polyglot_harness.utils.prepare import prepare_dataset
-
-    output = tmp_path_factory.mktemp("variants") / "polyglot"
-    prepare_dataset(benchmark_checkout, output, languages=["python"], instance_ids=sorted(set(MEMORIZED) | set(HONEST)),
-                    workers=2, log=lambda message: None)
-    return output
+    return Path(given) if given else real_dataset
 
 
 def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> tuple[dict, dict]:
@@ -212,7 +208,7 @@ def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> t
     predictions.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": name, "model_patch": p}) + "\n"
                                    for i, p in patches.items()))
     harness(dataset=dataset, output_dir=output, predictions=predictions, model_name_or_path=name, variants=True,
-            progress=False, max_workers=2)
+            instance_ids=sorted(patches), progress=False, max_workers=2)
     results = {json.loads(path.read_text())["instance_id"]: json.loads(path.read_text())
                for path in (output / f"{name}_0").glob("python__*.json")}
     from polyglot_harness.utils.views.report import report
