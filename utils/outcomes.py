@@ -69,6 +69,11 @@ class Reason(StrEnum):
     TEST_OBJECT_REFUSED = "test_object_refused"
     HANDLE_OPERATOR_WITH_VALUE = "handle_operator_with_value"
     HANDLE_COMPARED_WITH_VALUE = "handle_compared_with_value"
+    # The answer key (docs/cppkey.md): a converted assertion's observation, compared on the host
+    # with the reference's, was absent (or came fewer times) / differed, came more often, or
+    # named an assertion the key does not hold. Only ever replaces a resolved verdict.
+    OBSERVATION_MISSING = "observation_missing"
+    OBSERVATION_MISMATCH = "observation_mismatch"
     # --- grading (utils/grading.py) ----------------------------------------------------------
     PATCH_APPLY_FAILED = "patch_apply_failed"
     # The patch holds an entry that is not a regular file (a symlink, a submodule, a type or

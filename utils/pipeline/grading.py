@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from ..judging.answer_key import judge, observed_values, parse_observations
 from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from .build_cache import ensure_warm, reader_env, reader_mounts
 from ..languages import LanguageSpec, TrustedProcess, matches_any
@@ -76,6 +77,13 @@ class GradingRequest:
     # Read the kept files with the language's source policy before anything runs; off only
     # where a test exercises a later defence on its own (tests/test_forgery.py).
     source_policy: bool = True
+    # The answer key (LanguageSpec.answer_key, docs/cppkey.md): assertion id -> the reference's
+    # renderings, recorded at preparation; its assertions are converted and the binary's
+    # observations compared with it. None: nothing converted.
+    observation_key: Mapping[str, tuple[str, ...]] | None = None
+    # Preparation: convert these ids (an empty set: every candidate) and only record what was
+    # observed (GradingOutcome.observations); no comparison.
+    observe_only: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,8 @@ class GradingOutcome:
     real_results: TestResults = TestResults()
     canary_cases: Mapping[str, TestCase] = field(default_factory=dict)
     isolation: str | None = None  # TRUSTED_PROCESS | IN_PROCESS; None: nothing ran
+    converted: frozenset[str] = frozenset()  # the assertion ids the answer key converted
+    observations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # what they observed
 
 
 def grading_sandbox_spec(image: str, limits: Limits, language: LanguageSpec) -> SandboxSpec:
@@ -131,6 +141,9 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
             return GradingOutcome(Verdict(False, Reason.FORBIDDEN_CONSTRUCT, summary(refused)), filtered, apply_method,
                                   TestResults(), None, "", time.monotonic() - started, guarded)
         unskip_tree(tree, request.language)
+        converted = convert_assertions(tree, request)
+        if converted:
+            log(f"answer key: {len(converted)} assertion(s) converted to observations")
         planted = plant_canaries(tree, request)
         if planted:
             log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
@@ -160,6 +173,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         return GradingOutcome(verdict, filtered, apply_method, TestResults(), exec_result, eval_script.text,
                               time.monotonic() - started, guarded, planted, isolation=eval_script.isolation)
     results = request.language.parse_results(report)
+    observations = observed(report, request, planted)
     planter = request.language.canaries
     real, own = separate(results, planted, planter.leaf if planter else lambda name: None,
                          lambda case: request.language.defined_in_hidden(case, request.hidden_paths))
@@ -168,9 +182,47 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
     else:
         verdict = decide_separated(exec_result.exit_code, exec_result.timed_out, real, own, planted,
                                    request.expected_tests, request.expected_skips, request.grading_mode)
+        verdict = key_verdict(verdict, request, observations)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
     return GradingOutcome(verdict, filtered, apply_method, results, exec_result, eval_script.text,
-                          time.monotonic() - started, guarded, planted, real, own, eval_script.isolation)
+                          time.monotonic() - started, guarded, planted, real, own, eval_script.isolation,
+                          converted, observations)
+
+
+def convert_assertions(tree: Path, request: GradingRequest) -> frozenset[str]:
+    """Rewrite the hidden assertions the key (or, at preparation, the probe) names."""
+    answer_key = request.language.answer_key
+    if answer_key is None or request.grading_mode != GRADING_TESTS:
+        return frozenset()
+    if request.observe_only is not None:
+        return answer_key.convert(tree, request.test_tree, request.hidden_paths, request.solution_paths,
+                                  request.observe_only or None)
+    if not request.observation_key:
+        return frozenset()
+    return answer_key.convert(tree, request.test_tree, request.hidden_paths, request.solution_paths,
+                              frozenset(request.observation_key))
+
+
+def observed(report: Mapping[str, str], request: GradingRequest, planted: tuple[Canary, ...]) -> dict[str, tuple[str, ...]]:
+    """The observations of the real tests (a canary's copy observes too: left out)."""
+    answer_key = request.language.answer_key
+    if answer_key is None:
+        return {}
+    values = observed_values(parse_observations(report.get(answer_key.report_file, "")),
+                             frozenset(canary.reported_name for canary in planted))
+    return {assertion: tuple(found) for assertion, found in values.items()}
+
+
+def key_verdict(verdict: Verdict, request: GradingRequest, observations: Mapping[str, tuple[str, ...]]) -> Verdict:
+    """A resolved verdict stands only if every observation matches the key: the report the
+    solution could forge says nothing of the converted assertions."""
+    if not verdict.resolved or not request.observation_key or request.observe_only is not None:
+        return verdict
+    finding = judge(request.observation_key, observations)
+    if finding is None:
+        return verdict
+    reason = Reason.OBSERVATION_MISSING if finding.reason == "missing" else Reason.OBSERVATION_MISMATCH
+    return Verdict(False, reason, finding.detail)
 
 
 def solo_build_verdict(solo: SoloBuildFailure) -> Verdict:

@@ -121,6 +121,9 @@ class MetadataEntry:
     # Tests whose planted canary behaved on the reference run (grading plants a random few
     # of them, utils/judging/canaries.py); null until recorded.
     canary_sources: tuple[str, ...] | None = None
+    # The answer key (docs/cppkey.md): converted assertion id -> the reference's renderings of
+    # the solution's side, compared on the host; never copied into a sandbox. Null: none.
+    observation_key: dict[str, tuple[str, ...]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {item.name: _jsonable(getattr(self, item.name)) for item in fields(self)
@@ -164,6 +167,7 @@ _FROM_JSON: dict[str, Callable[[Any], Any]] = {
     "authors": tuple, "contributors": tuple, "hidden_paths": tuple, "solution_paths": tuple,
     "reference_tests": dict, "reference_answers": dict,
     "expected_tests": _tuple_or_none, "expected_skips": _tuple_or_none, "canary_sources": _tuple_or_none,
+    "observation_key": lambda key: None if key is None else {name: tuple(values) for name, values in key.items()},
 }
 
 
@@ -194,6 +198,8 @@ class Instance:
     stub_passes: bool | None = None
     # Tests that may be planted as canaries at grading (utils/judging/canaries.py); None: not recorded.
     canary_sources: tuple[str, ...] | None = None
+    # The answer key (MetadataEntry.observation_key): host-side only.
+    observation_key: dict[str, tuple[str, ...]] | None = None
 
     @staticmethod
     def from_entry(dataset_dir: Path, entry: MetadataEntry) -> "Instance":
@@ -207,6 +213,7 @@ class Instance:
             grading_repo_dir=repos_dir / GRADING_REPO_DIRNAME, reference_dir=dataset_dir / entry.reference_dir,
             files=entry.files, expected_tests=entry.expected_tests, expected_skips=_skips(entry),
             grading_mode=entry.grading_mode, stub_passes=entry.stub_passes, canary_sources=entry.canary_sources,
+            observation_key=entry.observation_key,
         )
 
     @property
