@@ -4,8 +4,8 @@ rewritten source no longer holds, and the host's comparison."""
 
 from __future__ import annotations
 
-from utils.judging.answer_key import _quoted, judge, observed_values, parse_observations
-from utils.languages import cpp_key
+from polyglot_harness.utils.judging.answer_key import _quoted, judge, observed_values, parse_observations
+from polyglot_harness.utils.languages import cpp_key
 
 STUB = """#pragma once
 #include <vector>

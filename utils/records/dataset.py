@@ -127,7 +127,7 @@ class MetadataEntry:
 
     def to_json(self) -> dict[str, Any]:
         return {item.name: _jsonable(getattr(self, item.name)) for item in fields(self)
-                if not (item.name == "source_url" and self.source_url is None)}
+                if not (item.name in _WRITTEN_WHEN_SET and getattr(self, item.name) is None)}
 
     @classmethod
     def from_json(cls, entry: Mapping[str, Any]) -> "MetadataEntry":
@@ -140,6 +140,10 @@ class MetadataEntry:
         if grading_mode not in GRADING_MODES:
             raise MetadataEntryError(f"{label} has grading_mode {grading_mode!r} (known: {', '.join(GRADING_MODES)})")
         return cls(**{key: _FROM_JSON.get(key, _same)(value) for key, value in entry.items() if key in _KEYS})
+
+
+# Keys left out while null: every entry without them keeps the bytes it always had.
+_WRITTEN_WHEN_SET = ("source_url", "observation_key")
 
 
 def _jsonable(value: Any) -> Any:
