@@ -47,6 +47,18 @@ inline std::string quoted(std::string_view text) {
 
 template <class T> std::string render(const T& value);
 
+template <class E> struct Named { const char* name; long long value; };
+// The enumerators the current observe_enum call names, per enum type (null: none named).
+template <class E> inline const std::initializer_list<Named<E>>* enumerators_of = nullptr;
+
+template <class E> std::string render_enum(E value) {
+  long long underlying = static_cast<long long>(static_cast<std::underlying_type_t<E>>(value));
+  if (enumerators_of<E> != nullptr)
+    for (const auto& enumerator : *enumerators_of<E>)
+      if (enumerator.value == underlying) return std::string("enum:") + enumerator.name;
+  return "enum:?" + std::to_string(underlying);
+}
+
 template <class Tuple, std::size_t... I> std::string render_tuple(const Tuple& value, std::index_sequence<I...>) {
   std::vector<std::string> parts{render(std::get<I>(value))...};
   std::string out = "(";
@@ -73,6 +85,7 @@ template <class T> std::string render(const T& value) {
     return "char:" + std::to_string(static_cast<int>(value));
   else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>) return std::to_string(static_cast<long long>(value));
   else if constexpr (std::is_integral_v<U>) return std::to_string(static_cast<unsigned long long>(value));
+  else if constexpr (std::is_enum_v<U>) return render_enum(value);
   else if constexpr (std::is_same_v<U, const char*> || std::is_same_v<U, char*>) return quoted(value);
   else if constexpr (std::is_array_v<U> && std::is_same_v<std::remove_cv_t<std::remove_extent_t<U>>, char>)
     return quoted(value);
@@ -98,18 +111,17 @@ inline void emit(const char* id, const std::string& text) {
 
 template <class T> void observe(const char* id, const T& value) { emit(id, render(value)); }
 
-template <class E> struct Named { const char* name; long long value; };
-
 template <class E> Named<E> named(const char* name, E value) {
   static_assert(std::is_enum_v<E>, "polyglot_key: a named constant that is not an enumerator (kept in-process)");
   return Named<E>{name, static_cast<long long>(static_cast<std::underlying_type_t<E>>(value))};
 }
 
-template <class E> void observe_enum(const char* id, E value, std::initializer_list<Named<E>> enumerators) {
-  static_assert(std::is_enum_v<E>, "polyglot_key: not an enum (kept in-process)");
-  long long underlying = static_cast<long long>(static_cast<std::underlying_type_t<E>>(value));
-  for (const auto& enumerator : enumerators)
-    if (enumerator.value == underlying) return emit(id, std::string("enum:") + enumerator.name);
-  emit(id, "enum:?" + std::to_string(underlying));
+// An enum, or a container of them: each enum value rendered as the name of the enumerator the
+// test names with the same underlying value.
+template <class T, class E> void observe_enum(const char* id, const T& value, std::initializer_list<Named<E>> enumerators) {
+  enumerators_of<E> = &enumerators;
+  std::string text = render(value);
+  enumerators_of<E> = nullptr;
+  emit(id, text);
 }
 }  // namespace polyglot_key

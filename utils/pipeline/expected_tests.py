@@ -130,12 +130,19 @@ def record_observation_key(sandboxes: Sandboxes, image: str, instance: Instance,
             break
         ids = first.converted - refused
         if not ids:
+            log(f"{instance.instance_id}: answer key: the compiler refused every conversion")
             return {}
     else:
+        log(f"{instance.instance_id}: answer key: still refused after {KEY_PROBES} builds")
         return {}
     if not first.converted or not first.verdict.resolved:
+        log(f"{instance.instance_id}: answer key: none ({len(first.converted)} converted, the observing run "
+            f"ended {first.verdict.reason}: {first.verdict.detail[:300]})")
         return {}
     second = _grade_patch(sandboxes, image, instance, patch, test_timeout, observe_only=first.converted)
+    if not second.verdict.resolved:  # a busy machine's timeout says nothing of determinism: once more
+        log(f"{instance.instance_id}: the second observing run ended {second.verdict.reason}: run again")
+        second = _grade_patch(sandboxes, image, instance, patch, test_timeout, observe_only=first.converted)
     key = {assertion: values for assertion, values in first.observations.items()
            if assertion in first.converted and second.observations.get(assertion) == values}
     unstable = sorted(set(first.observations) - set(key))
