@@ -80,9 +80,9 @@ def test_the_rewrite_removes_expected_values_and_keeps_line_numbers():
     body = rewritten.split("#line 1\n", 1)[1]
     assert body.count("\n") == TEST.count("\n") + 2  # the test-name function after it
     assert "90, 90" not in body and "REQUIRE(4 ==" not in body
-    assert 'polyglot_key::observe("L12", (out));' in body.splitlines()[11]
+    assert 'polyglot_key::observe<__LINE__>("L12", (out));' in body.splitlines()[11]
     assert "std::vector<int> in{1, 2};" in body  # the solution's input stays
-    assert 'polyglot_key::observe_enum("L17", (shapes::classify(2)), ' in body
+    assert 'polyglot_key::observe_enum<__LINE__>("L17", (shapes::classify(2)), ' in body
     assert "REQUIRE(expected.size() == 1);" in body  # in-process as written
 
 

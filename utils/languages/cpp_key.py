@@ -278,28 +278,30 @@ def _blank(text: str) -> str:
     return "\n" * text.count("\n")
 
 
-def _observation(candidate: Candidate) -> str:
+def _observation(candidate: Candidate, prefix: str = "") -> str:
+    """The observer's call; templated on its line, so that a refused type is refused at every
+    line observing it (compile_error_lines)."""
     if candidate.enumerators:
-        named = ", ".join(f'polyglot_key::named("{name}", {name})' for name in candidate.enumerators)
-        return f'polyglot_key::observe_enum("{candidate.id}", ({candidate.observed}), {{{named}}});'
-    return f'polyglot_key::observe("{candidate.id}", ({candidate.observed}));'
+        named = ", ".join(f'polyglot_key::named<__LINE__>("{name}", {name})' for name in candidate.enumerators)
+        return f'polyglot_key::observe_enum<__LINE__>("{prefix}{candidate.id}", ({candidate.observed}), {{{named}}});'
+    return f'polyglot_key::observe<__LINE__>("{prefix}{candidate.id}", ({candidate.observed}));'
 
 
-def _edited(test: str, chosen: Sequence[Candidate]) -> str:
+def _edited(test: str, chosen: Sequence[Candidate], prefix: str = "") -> str:
     edits = []
     for candidate in chosen:
         statement = test[candidate.start:candidate.end]
-        edits.append((candidate.start, candidate.end, _observation(candidate).replace("\n", " ") + _blank(statement)))
+        edits.append((candidate.start, candidate.end, _observation(candidate, prefix).replace("\n", " ") + _blank(statement)))
     deleted = {span for candidate in chosen for span in candidate.deleted}
     edits += [(start, end, _blank(test[start:end])) for start, end in deleted]
     return apply_edits(test, edits)
 
 
-def rewrite(test: str, chosen: Sequence[Candidate]) -> str:
+def rewrite(test: str, chosen: Sequence[Candidate], prefix: str = "") -> str:
     """The test file with `chosen` converted: the observer (PRELUDE) first, its lines taken
     back by `#line 1` so that every line keeps its number, the test's own name read from
     Catch by a function defined after the test."""
-    return f"#line {PRELUDE_LINE}\n{PRELUDE}\n#line 1\n{_edited(test, chosen)}\n{_TEST_NAME}\n"
+    return f"#line {PRELUDE_LINE}\n{PRELUDE}\n#line 1\n{_edited(test, chosen, prefix)}\n{_TEST_NAME}\n"
 
 
 PRELUDE_LINE = 100000  # the observer's lines, numbered apart from the test's own (compile_error_lines)
@@ -333,7 +335,7 @@ def convert(tree: Path, pristine: Path, hidden_paths: Sequence[str], solution_pa
         wanted = None if only is None else frozenset(i.split(":", 1)[1] for i in only if i.startswith(path + ":"))
         chosen = candidates(test, words, wanted)
         if chosen:
-            target.write_text(rewrite(test, chosen), encoding="utf-8")
+            target.write_text(rewrite(test, chosen, f"{path}:"), encoding="utf-8")
             converted.update(f"{path}:{candidate.id}" for candidate in chosen)
     return frozenset(converted)
 

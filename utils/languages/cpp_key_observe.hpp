@@ -34,6 +34,24 @@ template <class T> struct is_map<T, std::void_t<typename T::key_type, typename T
 template <class T, class = void> struct is_unordered : std::false_type {};
 template <class T> struct is_unordered<T, std::void_t<typename T::hasher>> : std::true_type {};
 template <class T> struct always_false : std::false_type {};
+template <class T> struct is_text : std::bool_constant<std::is_same_v<T, std::string> || std::is_same_v<T, std::string_view> ||
+    std::is_same_v<T, const char*> || std::is_same_v<T, char*> ||
+    (std::is_array_v<T> && std::is_same_v<std::remove_cv_t<std::remove_extent_t<T>>, char>)> {};
+
+// What render() can render, decided per call site (observe<__LINE__>): a refused type is a
+// compile error at each line that observes it, which preparation puts back in-process.
+template <class T, class = void> struct observable_type
+    : std::bool_constant<std::is_integral_v<T> || std::is_enum_v<T> || is_text<T>::value> {};
+template <class T> constexpr bool observable = observable_type<std::remove_cv_t<std::remove_reference_t<T>>>::value;
+template <class A, class B> struct observable_type<std::pair<A, B>> : std::bool_constant<observable<A> && observable<B>> {};
+template <class... A> struct observable_type<std::tuple<A...>> : std::bool_constant<(observable<A> && ...)> {};
+template <class T> struct observable_type<std::optional<T>> : std::bool_constant<observable<T>> {};
+template <class T, class = void> struct is_iterable_class : std::false_type {};
+template <class T> struct is_iterable_class<T, std::void_t<decltype(std::begin(std::declval<const T&>())),
+                                                           decltype(std::end(std::declval<const T&>()))>>
+    : std::bool_constant<std::is_class_v<T> && !is_text<T>::value> {};
+template <class T> struct observable_type<T, std::enable_if_t<is_iterable_class<T>::value>>
+    : std::bool_constant<observable<decltype(*std::begin(std::declval<const T&>()))>> {};
 
 inline std::string quoted(std::string_view text) {
   std::string out = "\"";
@@ -109,19 +127,27 @@ inline void emit(const char* id, const std::string& text) {
   dprintf(fd, "%s", line.c_str());
 }
 
-template <class T> void observe(const char* id, const T& value) { emit(id, render(value)); }
+template <int Line, class T> void observe(const char* id, const T& value) {
+  if constexpr (observable<T> && !std::is_enum_v<T>) emit(id, render(value));
+  else static_assert(always_false<T>::value, "polyglot_key: this type is not observable (kept in-process)");
+}
 
-template <class E> Named<E> named(const char* name, E value) {
-  static_assert(std::is_enum_v<E>, "polyglot_key: a named constant that is not an enumerator (kept in-process)");
-  return Named<E>{name, static_cast<long long>(static_cast<std::underlying_type_t<E>>(value))};
+template <int Line, class E> Named<E> named(const char* name, E value) {
+  if constexpr (std::is_enum_v<E>) return Named<E>{name, static_cast<long long>(static_cast<std::underlying_type_t<E>>(value))};
+  else static_assert(always_false<E>::value, "polyglot_key: a named constant that is not an enumerator (kept in-process)");
 }
 
 // An enum, or a container of them: each enum value rendered as the name of the enumerator the
 // test names with the same underlying value.
-template <class T, class E> void observe_enum(const char* id, const T& value, std::initializer_list<Named<E>> enumerators) {
-  enumerators_of<E> = &enumerators;
-  std::string text = render(value);
-  enumerators_of<E> = nullptr;
-  emit(id, text);
+template <int Line, class T, class E>
+void observe_enum(const char* id, const T& value, std::initializer_list<Named<E>> enumerators) {
+  if constexpr (observable<T>) {
+    enumerators_of<E> = &enumerators;
+    std::string text = render(value);
+    enumerators_of<E> = nullptr;
+    emit(id, text);
+  } else {
+    static_assert(always_false<T>::value, "polyglot_key: this type is not observable (kept in-process)");
+  }
 }
 }  // namespace polyglot_key
