@@ -306,7 +306,8 @@ def rewrite(test: str, chosen: Sequence[Candidate], prefix: str = "") -> str:
 
 PRELUDE_LINE = 100000  # the observer's lines, numbered apart from the test's own (compile_error_lines)
 _TEST_NAME = ("std::string polyglot_key_test_name() "
-              "{ return Catch::getResultCapture().getCurrentTestName(); }")
+              "{ return Catch::getResultCapture().getCurrentTestName(); } "
+              'void polyglot_key_observed() { SUCCEED("observed"); }')
 PRELUDE = (Path(__file__).parent / "cpp_key_observe.hpp").read_text(encoding="utf-8")
 
 

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 std::string polyglot_key_test_name();
+void polyglot_key_observed();  // a passing Catch assertion: a test case with none is not in the JUnit report
 namespace polyglot_key {
 template <class T> struct is_pair : std::false_type {};
 template <class A, class B> struct is_pair<std::pair<A, B>> : std::true_type {};
@@ -122,9 +123,10 @@ inline void emit(const char* id, const std::string& text) {
     const char* named = std::getenv("POLYGLOT_OBSERVATIONS_FD");
     return named ? std::atoi(named) : -1;
   }();
-  if (fd < 0) return;
+  if (fd < 0) return polyglot_key_observed();
   std::string line = std::string(id) + "\t" + quoted(polyglot_key_test_name()) + "\t" + text + "\n";
   dprintf(fd, "%s", line.c_str());
+  polyglot_key_observed();
 }
 
 template <int Line, class T> void observe(const char* id, const T& value) {
