@@ -115,3 +115,14 @@ def test_judge_names_the_assertion_never_the_expected_value():
     assert duplicate.reason == "mismatch" and "duplicate" in duplicate.detail
     extra = judge(key, {"t.cpp:L5": ["4"], "t.cpp:L9": ["[1,2]", "[3]"], "t.cpp:L77": ["0"]})
     assert extra.reason == "mismatch" and "t.cpp:L77" in extra.detail
+
+
+def test_the_source_policy_refuses_the_observers_names():
+    from polyglot_harness.utils.judging.source_policy import check
+    from polyglot_harness.utils.languages.cpp import SOURCE_POLICY
+
+    specialization = ("namespace polyglot_key { template <> std::string render<int>(const int&) { return \"4\"; } }\n"
+                      "void polyglot_key_observed() {}\n")
+    refused = {violation.rule for violation in check(SOURCE_POLICY, {"x.cpp": specialization})}
+    assert "catch_names" in refused
+    assert not check(SOURCE_POLICY, {"x.cpp": "int polyglot(int x) { return x; }\n"})

@@ -133,7 +133,7 @@ SOURCE_POLICY = SourcePolicy((".cpp", ".cc", ".cxx", ".c", ".h", ".hh", ".hpp", 
      r"|(REQUIRE|CHECK)(_FALSE|_THAT|_THROWS\w*|_NOTHROW)?)(\(\))?$"
      # The answer key's observer (utils/languages/cpp_key_observe.hpp): a specialization of
      # its templates would choose what an observation renders.
-     r"|^(::)?polyglot_key\w*(::|\(\)|$)"),
+     r"|^(decl:)?(::)?polyglot_key\w*(::|\(\)|$)"),
     # Catch's configuration, its include guard, or its macros defined by the solution (the
     # runner's include record refuses the last two structurally too: docker/cpp/polyglot-cpp-includes).
     ("catch_config", TEST_FRAMEWORK, DIRECTIVE,
