@@ -18,13 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from ..judging.canaries import apply_edits, call_arguments
 
 OBSERVATIONS_FILE = "observations.tsv"  # in the report directory (docker/cpp/polyglot-cpp-test)
 _MACRO = re.compile(r"(?<![\w.])(?P<macro>REQUIRE|CHECK)\(")
-_TEST_CASE = re.compile(r"^TEST_CASE\(", re.M)
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _IDENTIFIER = re.compile(r"(?<![\w.])(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 # Words an expected side may spell besides its locals and named constants: literals and the
@@ -147,26 +146,34 @@ def _candidate(test: str, match: re.Match[str], statements: list[_Statement],
                      _enumerators(test, expected_text, solution))
 
 
-def _split_equality(argument: str) -> tuple[str, str] | None:
-    """The two sides of a lone top-level `==` (no other comparison or logic at top level)."""
-    depth, positions, index = 0, [], 0
-    while index < len(argument):
-        char = argument[index]
+def _scan(text: str, start: int, end: int) -> Iterator[tuple[int, str, int]]:
+    """(offset, character, bracket depth before it) of each character outside strings and
+    `//` comments, brackets being ( [ {."""
+    depth, index = 0, start
+    while index < end:
+        char = text[index]
+        if text.startswith("//", index):
+            index = text.find("\n", index, end) if "\n" in text[index:end] else end
+            continue
         if char in "\"'":
-            string = _STRING.match(argument, index)
+            string = _STRING.match(text, index)
             index = string.end() if string else index + 1
             continue
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif depth == 0 and argument.startswith("==", index):
-            positions.append(index)
-            index += 2
-            continue
-        elif depth == 0 and (argument.startswith(("!=", "&&", "||", "<=", ">=", "<<", ">>"), index) or char in "?,"):
-            return None
+        yield index, char, depth
+        depth += 1 if char in "([{" else -1 if char in ")]}" else 0
         index += 1
+
+
+def _split_equality(argument: str) -> tuple[str, str] | None:
+    """The two sides of a lone top-level `==` (no other comparison or logic at top level)."""
+    positions: list[int] = []
+    for index, char, depth in _scan(argument, 0, len(argument)):
+        if depth or (positions and index == positions[-1] + 1):
+            continue
+        if argument.startswith("==", index):
+            positions.append(index)
+        elif argument.startswith(("!=", "&&", "||", "<=", ">=", "<<", ">>"), index) or char in "?,":
+            return None
     if len(positions) != 1:
         return None
     left, right = argument[:positions[0]], argument[positions[0] + 2:]
@@ -235,29 +242,18 @@ def _test_bodies(test: str) -> list[tuple[int, int]]:
 
 def _statements(test: str, start: int, end: int) -> list[_Statement]:
     """The declarations at the top level of a test body."""
-    found, index, depth, statement_start = [], start, 0, start
-    while index < end:
-        char = test[index]
-        if test.startswith("//", index):
-            index = test.find("\n", index) if "\n" in test[index:end] else end
-            continue
-        if char in "\"'":
-            string = _STRING.match(test, index)
-            index = string.end() if string else index + 1
-            continue
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0 and char == "}" and test[statement_start:index].lstrip().startswith(("if", "for", "while", "{", "do")):
-                statement_start = index + 1
-        elif char == ";" and depth == 0:
-            match = _DECLARATION.match(_without_comments(test[statement_start:index]).strip())
-            if match and match["type"] not in _KEYWORDS:
-                begin = len(test[statement_start:index]) - len(test[statement_start:index].lstrip())
-                found.append(_Statement(statement_start + begin, index + 1, match["type"], match["name"], match["init"]))
+    found: list[_Statement] = []
+    statement_start = start
+    for index, char, depth in _scan(test, start, end):
+        if char == "}" and depth == 1 and test[statement_start:index].lstrip().startswith(("if", "for", "while", "{", "do")):
             statement_start = index + 1
-        index += 1
+        elif char == ";" and depth == 0:
+            text = test[statement_start:index]
+            match = _DECLARATION.match(_without_comments(text).strip())
+            if match and match["type"] not in _KEYWORDS:
+                begin = statement_start + len(text) - len(text.lstrip())
+                found.append(_Statement(begin, index + 1, match["type"], match["name"], match["init"]))
+            statement_start = index + 1
     return found
 
 
