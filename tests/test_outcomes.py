@@ -20,6 +20,7 @@ REASON_STRINGS = {
     "NO_TEST_RESULTS": "no_test_results", "TESTS_FAILED": "tests_failed", "TESTS_SKIPPED": "tests_skipped",
     "NONZERO_EXIT": "nonzero_exit", "EXPECTED_TESTS_MISSING": "expected_tests_missing",
     "CANARY_PASSED": "canary_passed", "CANARY_MISSING": "canary_missing",
+    "OBSERVATION_MISSING": "observation_missing", "OBSERVATION_MISMATCH": "observation_mismatch",
     "CANARY_WITHOUT_SECRET": "canary_without_secret", "EXIT_ZERO_WITH_CANARIES": "exit_zero_with_canaries",
     "BRIDGE_BROKEN": "bridge_broken",
     "SOLUTION_SWALLOWED_ASSERTION": "solution_swallowed_assertion",

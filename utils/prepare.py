@@ -579,7 +579,8 @@ def recording_key(entry: MetadataEntry) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
-_RECORDED_FIELDS = ("expected_tests", "expected_skips", "stub_passes", "canary_sources", "variants", "variant_counts")
+_RECORDED_FIELDS = ("expected_tests", "expected_skips", "stub_passes", "canary_sources", "variants", "variant_counts",
+                    "observation_key")
 
 
 _BUILD_OUTPUT = {"__pycache__", ".pytest_cache", "node_modules", "target"}  # not sources: never hashed
@@ -678,7 +679,8 @@ def _with_reference_run(entry: MetadataEntry, run: ReferenceRun) -> MetadataEntr
     return replace(entry, expected_tests=tuple(sorted(run.test_names)) if resolved else None,
                    stub_passes=run.stub_passes,
                    expected_skips=tuple(sorted(run.skipped_names)) if resolved else None,
-                   canary_sources=run.canary_sources if resolved else None)
+                   canary_sources=run.canary_sources if resolved else None,
+                   observation_key=run.observation_key if resolved else None)
 
 
 def _log_recording(runs: Mapping[str, ReferenceRun], entries: list[MetadataEntry], log: Callable[[str], None]) -> None:

@@ -9,6 +9,8 @@ from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PRO
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
                                 apply_edits, call_arguments, matching_brace)
+from ..judging.answer_key import AnswerKey
+from . import cpp_key
 from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -128,7 +130,10 @@ SOURCE_POLICY = SourcePolicy((".cpp", ".cc", ".cxx", ".c", ".h", ".hh", ".hpp", 
     ("test_includes", TEST_SOURCES, IMPORT, r"_test\.(cpp|cc|cxx|h|hpp)$"),
     ("catch_names", TEST_FRAMEWORK, NAME,
      r"^(::)?Catch(::|$)|^(CATCH_\w+|INTERNAL_CATCH_\w+|TEST_CASE\w*|TEMPLATE_TEST_CASE\w*|SCENARIO|SECTION"
-     r"|(REQUIRE|CHECK)(_FALSE|_THAT|_THROWS\w*|_NOTHROW)?)(\(\))?$"),
+     r"|(REQUIRE|CHECK)(_FALSE|_THAT|_THROWS\w*|_NOTHROW)?)(\(\))?$"
+     # The answer key's observer (utils/languages/cpp_key_observe.hpp): a specialization of
+     # its templates would choose what an observation renders.
+     r"|^(decl:)?(::)?polyglot_key\w*(::|\(\)|$)"),
     # Catch's configuration, its include guard, or its macros defined by the solution (the
     # runner's include record refuses the last two structurally too: docker/cpp/polyglot-cpp-includes).
     ("catch_config", TEST_FRAMEWORK, DIRECTIVE,
@@ -175,6 +180,7 @@ LANGUAGE = LanguageSpec(
         "`g++ -std=c++17 -Wall -I. /tmp/check.cpp <solution>.cpp -o /tmp/check && /tmp/check`."
     ),
     canaries=PLANTER,
+    answer_key=AnswerKey(cpp_key.convert, cpp_key.error_ids, cpp_key.OBSERVATIONS_FILE),
     image_recipe="cpp",
     version_command="g++ --version",
     source_policy=SOURCE_POLICY,

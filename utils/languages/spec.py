@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from ..judging.answer_key import AnswerKey
 from ..judging.canaries import Planter
 from ..judging.patches import SuspiciousFragment
 from ..judging.runner_results import TestCase, TestResults
@@ -241,6 +242,9 @@ class LanguageSpec:
     suspicious: tuple[SuspiciousFragment, ...] = ()
     # Grading in a trusted process the solution cannot touch (None: in-process only).
     trusted: TrustedProcess | None = None
+    # Hidden assertions rewritten to report values the host compares with a key recorded at
+    # preparation (utils/judging/answer_key.py; None: every assertion runs in-process).
+    answer_key: AnswerKey | None = None
     # The tests a hidden test file (path, un-skipped text) leaves skipped on purpose, by the
     # names the runner reports, read from its source alone (jest's `test.skip`): grading
     # allows them even when no reference run recorded `expected_skips`.

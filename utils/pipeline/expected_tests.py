@@ -37,7 +37,8 @@ from .pools import Sandboxes
 from ..seam.errors import SandboxError
 from ..seam.protocol import SandboxProvider
 from ..seam.registry import open_provider
-from ..judging.verdict import decide_separated
+from ..judging.answer_key import judge
+from ..judging.verdict import GRADING_TESTS, decide_separated
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -49,6 +50,8 @@ class ReferenceRun:
     skipped_names: tuple[str, ...] = ()  # tests the reference run left skipped
     stub_passes: bool | None = None      # the untouched stub resolves (None: not graded)
     canary_sources: tuple[str, ...] = ()  # tests whose canary behaved on the reference
+    # The answer key (docs/cppkey.md): converted assertion id -> the reference's renderings.
+    observation_key: dict[str, tuple[str, ...]] | None = None
 
 
 def reference_patch(instance: Instance) -> str:
@@ -75,23 +78,77 @@ def patch_writing(instance: Instance, files: dict[str, bytes]) -> str:
                               cwd=clone, check=True, env=env, capture_output=True, text=True).stdout
 
 
-def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int = 300) -> ReferenceRun:
-    """Grade the reference solution with a canary planted for every eligible test, then the
-    untouched stub the way any agent's patch is graded."""
-    reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout, plant_all=True)
+def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int = 300,
+                  log: Callable[[str], None] = lambda message: None) -> ReferenceRun:
+    """Record the answer key (where the language has one), grade the reference solution with
+    it and a canary planted for every eligible test, then the untouched stub the way any
+    agent's patch is graded."""
+    key_started = time.monotonic()
+    key = record_observation_key(sandboxes, image, instance, test_timeout, log)
+    key_seconds = time.monotonic() - key_started
+    reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout, plant_all=True,
+                             observation_key=key)
+    if key and judge(key, reference.observations) is not None:
+        log(f"{instance.instance_id}: the reference does not match its own answer key "
+            f"({judge(key, reference.observations).detail}): recorded without one")
+        key = None
+        reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout, plant_all=True)
     verdict = _reference_verdict(reference, instance)
     if not verdict.resolved and reference.canaries:
         # A canary that disturbed its neighbours: record from a run without canaries.
-        reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout)
+        reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout,
+                                 observation_key=key)
         verdict = _reference_verdict(reference, instance)
     if not verdict.resolved:
-        return ReferenceRun(instance_id=instance.instance_id, test_names=None, reason=verdict.reason, seconds=reference.seconds)
+        return ReferenceRun(instance_id=instance.instance_id, test_names=None, reason=verdict.reason, seconds=reference.seconds + key_seconds)
     results = instance.language_spec.hidden_tests(reference.real_results, instance.hidden_paths)
     sources = _behaving_canaries(reference.canaries, reference.canary_cases)
-    stub = _grade_patch(sandboxes, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources)
-    return ReferenceRun(instance_id=instance.instance_id, test_names=results.names(), reason=verdict.reason, seconds=reference.seconds + stub.seconds,
+    stub = _grade_patch(sandboxes, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources,
+                        observation_key=key)
+    return ReferenceRun(instance_id=instance.instance_id, test_names=results.names(), reason=verdict.reason,
+                        seconds=reference.seconds + stub.seconds + key_seconds,
                         skipped_names=results.names(SKIPPED), stub_passes=stub.verdict.resolved,
-                        canary_sources=sources)
+                        canary_sources=sources, observation_key=key)
+
+
+KEY_PROBES = 4  # builds that may each refuse some conversions (a type the observer cannot render)
+
+
+def record_observation_key(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int,
+                           log: Callable[[str], None] = lambda message: None) -> dict[str, tuple[str, ...]] | None:
+    """The reference's observations of every assertion that converts, builds and observes the
+    same in two runs (None: the language has no key; {}: nothing converted)."""
+    answer_key = instance.language_spec.answer_key
+    if answer_key is None or instance.grading_mode != GRADING_TESTS:
+        return None
+    patch, ids = reference_patch(instance), frozenset()  # empty: every candidate
+    for _ in range(KEY_PROBES):
+        first = _grade_patch(sandboxes, image, instance, patch, test_timeout, observe_only=ids)
+        output = first.exec_result.output if first.exec_result else ""
+        refused = answer_key.error_ids(output, instance.hidden_paths, first.converted)
+        if not refused:
+            break
+        ids = first.converted - refused
+        if not ids:
+            log(f"{instance.instance_id}: answer key: the compiler refused every conversion")
+            return {}
+    else:
+        log(f"{instance.instance_id}: answer key: still refused after {KEY_PROBES} builds")
+        return {}
+    if not first.converted or not first.verdict.resolved:
+        log(f"{instance.instance_id}: answer key: none ({len(first.converted)} converted, the observing run "
+            f"ended {first.verdict.reason}: {first.verdict.detail[:300]})")
+        return {}
+    second = _grade_patch(sandboxes, image, instance, patch, test_timeout, observe_only=first.converted)
+    if not second.verdict.resolved:  # a busy machine's timeout says nothing of determinism: once more
+        log(f"{instance.instance_id}: the second observing run ended {second.verdict.reason}: run again")
+        second = _grade_patch(sandboxes, image, instance, patch, test_timeout, observe_only=first.converted)
+    key = {assertion: values for assertion, values in first.observations.items()
+           if assertion in first.converted and second.observations.get(assertion) == values}
+    unstable = sorted(set(first.observations) - set(key))
+    log(f"{instance.instance_id}: answer key of {len(key)} assertion(s) ({len(first.converted)} converted"
+        + (f"; differing between two runs, left out: {', '.join(unstable)}" if unstable else "") + ")")
+    return key
 
 
 def _reference_verdict(outcome, instance: Instance):
@@ -114,7 +171,9 @@ def _behaving_canaries(canaries, own: dict) -> tuple[str, ...]:
 
 def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_timeout: int,
                  expected_tests: tuple[str, ...] | None = None, expected_skips: tuple[str, ...] = (),
-                 canary_sources: tuple[str, ...] | None = None, plant_all: bool = False):
+                 canary_sources: tuple[str, ...] | None = None, plant_all: bool = False,
+                 observation_key: dict[str, tuple[str, ...]] | None = None,
+                 observe_only: frozenset[str] | None = None):
     language = instance.language_spec
     with tempfile.TemporaryDirectory(prefix="polyglot-reference-tests-") as workdir:
         test_tree = Path(workdir) / "tree"
@@ -123,7 +182,8 @@ def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_tim
                                  hidden_paths=instance.hidden_paths, expected_tests=expected_tests, test_timeout=test_timeout,
                                  expected_skips=expected_skips, grading_mode=instance.grading_mode,
                                  canary_sources=canary_sources, plant_all_canaries=plant_all,
-                                 reference_dir=instance.reference_dir)
+                                 reference_dir=instance.reference_dir, observation_key=observation_key,
+                                 observe_only=observe_only)
         return grade(sandboxes, image, request)
 
 
@@ -156,7 +216,7 @@ def _record(instances: list[Instance], workers: int, ca_bundle: str | None, log:
     sandboxes = Sandboxes(provider, "record-expected")
 
     def one(instance: Instance) -> ReferenceRun:
-        run = _with_retries(lambda: run_reference(sandboxes, images.grading[instance.language], instance), log)
+        run = _with_retries(lambda: run_reference(sandboxes, images.grading[instance.language], instance, log=log), log)
         on_done(run)
         return run
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from ..judging.answer_key import judge, observed_values, parse_observations
 from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from ..judging.variants import Variant, plant_variants, split_variants
 from .build_cache import ensure_warm, reader_env, reader_mounts
@@ -77,6 +78,13 @@ class GradingRequest:
     # Fresh variants of real tests (utils/judging/variants.py) planted among them; their cases
     # are set apart before the verdict, which never sees them.
     variants: tuple[Variant, ...] = ()
+    # The answer key (LanguageSpec.answer_key, docs/cppkey.md): assertion id -> the reference's
+    # renderings, recorded at preparation; its assertions are converted and the binary's
+    # observations compared with it. None: nothing converted.
+    observation_key: Mapping[str, tuple[str, ...]] | None = None
+    # Preparation: convert these ids (an empty set: every candidate) and only record what was
+    # observed (GradingOutcome.observations); no comparison.
+    observe_only: frozenset[str] | None = None
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -97,6 +105,8 @@ class GradingOutcome:
     isolation: Isolation | None = None  # None: nothing ran
     variant_cases: Mapping[str, TestCase] = field(default_factory=dict)  # by Variant.ident
     variants_planted: int = 0
+    converted: frozenset[str] = frozenset()  # the assertion ids the answer key converted
+    observations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # what they observed
 
 
 def grading_sandbox_spec(image: str, limits: Limits, language: LanguageSpec) -> SandboxSpec:
@@ -134,6 +144,9 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
             return GradingOutcome(verdict=Verdict(False, Reason.FORBIDDEN_CONSTRUCT, summary(refused)), filtered=filtered, apply_method=apply_method,
                                   results=TestResults(), exec_result=None, eval_script="", seconds=time.monotonic() - started, guarded=guarded)
         unskip_tree(tree, request.language)
+        converted = convert_assertions(tree, request)
+        if converted:
+            log(f"answer key: {len(converted)} assertion(s) converted to observations")
         planted_variants = plant_request_variants(tree, request)  # before the canaries: renamed alike
         planted = plant_canaries(tree, request)
         if planted:
@@ -164,6 +177,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=TestResults(), exec_result=exec_result, eval_script=eval_script.text,
                               seconds=time.monotonic() - started, guarded=guarded, canaries=planted, isolation=eval_script.isolation)
     results = request.language.parse_results(report)
+    observations = observed(report, request, planted)
     planter = request.language.canaries
     real, own = separate(results, planted, planter.leaf if planter else lambda name: None,
                          lambda case: request.language.defined_in_hidden(case, request.hidden_paths))
@@ -173,10 +187,48 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
     else:
         verdict = decide_separated(exec_result.exit_code, exec_result.timed_out, real, own, planted,
                                    request.expected_tests, request.expected_skips, request.grading_mode)
+        verdict = key_verdict(verdict, request, observations)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
     return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=results, exec_result=exec_result, eval_script=eval_script.text,
                           seconds=time.monotonic() - started, guarded=guarded, canaries=planted, real_results=real, canary_cases=own, isolation=eval_script.isolation,
-                          variant_cases=variant_cases, variants_planted=len(planted_variants))
+                          variant_cases=variant_cases, variants_planted=len(planted_variants),
+                          converted=converted, observations=observations)
+
+
+def convert_assertions(tree: Path, request: GradingRequest) -> frozenset[str]:
+    """Rewrite the hidden assertions the key (or, at preparation, the probe) names."""
+    answer_key = request.language.answer_key
+    if answer_key is None or request.grading_mode != GRADING_TESTS:
+        return frozenset()
+    if request.observe_only is not None:
+        return answer_key.convert(tree, request.test_tree, request.hidden_paths, request.solution_paths,
+                                  request.observe_only or None)
+    if not request.observation_key:
+        return frozenset()
+    return answer_key.convert(tree, request.test_tree, request.hidden_paths, request.solution_paths,
+                              frozenset(request.observation_key))
+
+
+def observed(report: Mapping[str, str], request: GradingRequest, planted: tuple[Canary, ...]) -> dict[str, tuple[str, ...]]:
+    """The observations of the real tests (a canary's copy observes too: left out)."""
+    answer_key = request.language.answer_key
+    if answer_key is None:
+        return {}
+    values = observed_values(parse_observations(report.get(answer_key.report_file, "")),
+                             frozenset(canary.reported_name for canary in planted))
+    return {assertion: tuple(found) for assertion, found in values.items()}
+
+
+def key_verdict(verdict: Verdict, request: GradingRequest, observations: Mapping[str, tuple[str, ...]]) -> Verdict:
+    """A resolved verdict stands only if every observation matches the key: the report the
+    solution could forge says nothing of the converted assertions."""
+    if not verdict.resolved or not request.observation_key or request.observe_only is not None:
+        return verdict
+    finding = judge(request.observation_key, observations)
+    if finding is None:
+        return verdict
+    reason = Reason.OBSERVATION_MISSING if finding.reason == "missing" else Reason.OBSERVATION_MISMATCH
+    return Verdict(False, reason, finding.detail)
 
 
 def solo_build_verdict(solo: SoloBuildFailure) -> Verdict:

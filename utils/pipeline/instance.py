@@ -240,7 +240,8 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
                                  hidden_paths=instance.hidden_paths, expected_tests=instance.expected_tests, test_timeout=job.test_timeout,
                                  expected_skips=instance.expected_skips or (), grading_mode=instance.grading_mode,
                                  canary_sources=instance.canary_sources, filtered=filtered,
-                                 reference_dir=instance.reference_dir, variants=_variants(job))
+                                 reference_dir=instance.reference_dir, variants=_variants(job),
+                                 observation_key=instance.observation_key)
         try:
             outcome = _grade_with_retries(job, request, log, stop, sandboxes)
         except SandboxError as error:

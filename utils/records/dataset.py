@@ -127,6 +127,10 @@ class MetadataEntry:
     variants: tuple[Mapping[str, Any], ...] | None = None
     variant_counts: Mapping[str, int] | None = None
 
+    # The answer key (docs/cppkey.md): converted assertion id -> the reference's renderings of
+    # the solution's side, compared on the host; never copied into a sandbox. Null: none.
+    observation_key: dict[str, tuple[str, ...]] | None = None
+
     def to_json(self) -> dict[str, Any]:
         return {item.name: _jsonable(getattr(self, item.name)) for item in fields(self)
                 if not (item.name in _OMITTED_WHEN_NULL and getattr(self, item.name) is None)}
@@ -144,8 +148,8 @@ class MetadataEntry:
         return cls(**{key: _FROM_JSON.get(key, _same)(value) for key, value in entry.items() if key in _KEYS})
 
 
-# Written only when set: a dataset prepared without variants reads (and hashes) as before.
-_OMITTED_WHEN_NULL = ("source_url", "variants", "variant_counts")
+# Written only when set: a dataset prepared without variants or an answer key reads (and hashes) as before.
+_OMITTED_WHEN_NULL = ("source_url", "variants", "variant_counts", "observation_key")
 
 
 def _jsonable(value: Any) -> Any:
@@ -174,6 +178,7 @@ _FROM_JSON: dict[str, Callable[[Any], Any]] = {
     "reference_tests": dict, "reference_answers": dict,
     "expected_tests": _tuple_or_none, "expected_skips": _tuple_or_none, "canary_sources": _tuple_or_none,
     "variants": _tuple_or_none,
+    "observation_key": lambda key: None if key is None else {name: tuple(values) for name, values in key.items()},
 }
 
 
@@ -206,6 +211,8 @@ class Instance:
     canary_sources: tuple[str, ...] | None = None
     # Fresh variants of the hidden tests, planted when grading asks for them; () when none.
     variants: tuple[Variant, ...] = ()
+    # The answer key (MetadataEntry.observation_key): host-side only.
+    observation_key: dict[str, tuple[str, ...]] | None = None
 
     @staticmethod
     def from_entry(dataset_dir: Path, entry: MetadataEntry) -> "Instance":
@@ -220,6 +227,7 @@ class Instance:
             files=entry.files, expected_tests=entry.expected_tests, expected_skips=_skips(entry),
             grading_mode=entry.grading_mode, stub_passes=entry.stub_passes, canary_sources=entry.canary_sources,
             variants=tuple(Variant.from_json(item) for item in entry.variants or ()),
+            observation_key=entry.observation_key,
         )
 
     @property

@@ -1,0 +1,128 @@
+"""The C++ answer key's text functions (utils/languages/cpp_key.py, utils/judging/answer_key.py)
+on small fixtures of our own: which assertions convert, which side is observed, what the
+rewritten source no longer holds, and the host's comparison."""
+
+from __future__ import annotations
+
+from polyglot_harness.utils.judging.answer_key import _quoted, judge, observed_values, parse_observations
+from polyglot_harness.utils.languages import cpp_key
+
+STUB = """#pragma once
+#include <vector>
+namespace shapes {
+enum class kind { round, square, flat };
+kind classify(int sides);
+std::vector<int> corners(int n);
+class box { public: explicit box(int w); int width() const; };
+}
+"""
+
+TEST = """#include "shapes.h"
+#include "test/catch.hpp"
+
+TEST_CASE("literal on the left") {
+    REQUIRE(4 == shapes::corners(4).size());
+}
+
+TEST_CASE("a local only the expected side uses") {
+    std::vector<int> in{1, 2};
+    std::vector<int> expected{90, 90, 90, 90};
+    std::vector<int> out = shapes::corners(4);
+    REQUIRE(expected == out);
+}
+
+TEST_CASE("an enumerator") {
+    CHECK(shapes::classify(0) == shapes::kind::round);
+    REQUIRE(shapes::kind::flat == shapes::classify(2));
+}
+
+TEST_CASE("an object of the solution's type") {
+    shapes::box b(3);
+    REQUIRE(b.width() == 3);
+}
+
+TEST_CASE("stays in-process") {
+    std::vector<int> expected{1};
+    REQUIRE(expected.size() == 1);
+    REQUIRE(shapes::corners(1) == shapes::corners(1));
+    REQUIRE(1 == 1);
+    REQUIRE(shapes::corners(2) != shapes::corners(3));
+    REQUIRE(expected == shapes::corners(1));
+}
+"""
+
+
+def _words() -> frozenset[str]:
+    return cpp_key.solution_words([STUB])
+
+
+def test_solution_words_are_the_namespace_and_declared_functions():
+    assert {"shapes", "classify", "corners", "box", "width"} <= _words()
+
+
+def test_converted_assertions_and_their_observed_sides():
+    found = {candidate.id: candidate for candidate in cpp_key.candidates(TEST, _words())}
+    assert set(found) == {"L5", "L12", "L16", "L17", "L22"}
+    assert found["L5"].observed == "shapes::corners(4).size()" and found["L5"].side == 1
+    assert found["L12"].observed == "out"
+    assert found["L16"].side == 0 and found["L17"].side == 1
+    assert found["L16"].enumerators == ("shapes::kind::flat", "shapes::kind::round")
+
+
+def test_a_local_another_statement_uses_keeps_its_assertion_in_process():
+    ids = {candidate.id for candidate in cpp_key.candidates(TEST, _words())}
+    assert "L31" not in ids  # `expected` is also read by expected.size(), which stays
+
+
+def test_the_rewrite_removes_expected_values_and_keeps_line_numbers():
+    chosen = cpp_key.candidates(TEST, _words())
+    rewritten = cpp_key.rewrite(TEST, chosen)
+    body = rewritten.split("#line 1\n", 1)[1]
+    assert body.count("\n") == TEST.count("\n") + 2  # the test-name function after it
+    assert "90, 90" not in body and "REQUIRE(4 ==" not in body
+    assert 'polyglot_key::observe<__LINE__>("L12", (out));' in body.splitlines()[11]
+    assert "std::vector<int> in{1, 2};" in body  # the solution's input stays
+    assert 'polyglot_key::observe_enum<__LINE__>("L17", (shapes::classify(2)), ' in body
+    assert "REQUIRE(expected.size() == 1);" in body  # in-process as written
+
+
+def test_only_the_keys_ids_are_converted():
+    chosen = cpp_key.candidates(TEST, _words(), frozenset({"L5"}))
+    assert [candidate.id for candidate in chosen] == ["L5"]
+
+
+def test_compile_errors_name_the_test_lines_not_the_observers():
+    output = ("x/shapes_test.cpp:12:5:   required from here\n"
+              "x/shapes_test.cpp:100042:17: error: static assertion failed\n")
+    assert cpp_key.compile_error_lines(output, "shapes_test.cpp") == {12}
+    assert cpp_key.error_ids(output, ["shapes_test.cpp"], frozenset({"shapes_test.cpp:L12", "shapes_test.cpp:L5"})) \
+        == {"shapes_test.cpp:L12"}
+
+
+def test_observations_of_a_canarys_copy_are_left_out():
+    report = f'L5\t{_quoted("real one")}\t4\nL5\t{_quoted("the canary")}\t4\nbroken line\n'
+    assert observed_values(parse_observations(report), frozenset({"the canary"})) == {"L5": ["4"]}
+
+
+def test_judge_names_the_assertion_never_the_expected_value():
+    key = {"t.cpp:L5": ("4",), "t.cpp:L9": ("[1,2]", "[3]")}
+    assert judge(key, {"t.cpp:L5": ["4"], "t.cpp:L9": ["[1,2]", "[3]"]}) is None
+    missing = judge(key, {"t.cpp:L5": ["4"], "t.cpp:L9": ["[1,2]"]})
+    assert missing.reason == "missing" and "t.cpp:L9" in missing.detail
+    wrong = judge(key, {"t.cpp:L5": ["5"], "t.cpp:L9": ["[1,2]", "[3]"]})
+    assert wrong.reason == "mismatch" and "t.cpp:L5" in wrong.detail and "4" not in wrong.detail.split("value")[1]
+    duplicate = judge(key, {"t.cpp:L5": ["4", "4"], "t.cpp:L9": ["[1,2]", "[3]"]})
+    assert duplicate.reason == "mismatch" and "duplicate" in duplicate.detail
+    extra = judge(key, {"t.cpp:L5": ["4"], "t.cpp:L9": ["[1,2]", "[3]"], "t.cpp:L77": ["0"]})
+    assert extra.reason == "mismatch" and "t.cpp:L77" in extra.detail
+
+
+def test_the_source_policy_refuses_the_observers_names():
+    from polyglot_harness.utils.judging.source_policy import check
+    from polyglot_harness.utils.languages.cpp import SOURCE_POLICY
+
+    specialization = ("namespace polyglot_key { template <> std::string render<int>(const int&) { return \"4\"; } }\n"
+                      "void polyglot_key_observed() {}\n")
+    refused = {violation.rule for violation in check(SOURCE_POLICY, {"x.cpp": specialization})}
+    assert "catch_names" in refused
+    assert not check(SOURCE_POLICY, {"x.cpp": "int polyglot(int x) { return x; }\n"})

@@ -1,0 +1,129 @@
+"""The C++ answer key on real instances, in real Docker (issue 32, docs/cppkey.md).
+
+Converted assertions carry no verdict in the test binary: it reports the solution's values and
+the host compares them with the key the reference's run recorded at preparation. Attacks are
+written after the defence: a wrong solution whose report is rewritten to say every test passed
+(fork_rewrite's forging code, tests/fixtures/cpp_key/rewrite_report.inc), and an always-equal
+operator== on perfect-numbers' enum. Canaries are off in these gradings, so what catches them
+is the key alone. Controls: the references, and a correct solution with an odd operator<<.
+Solution files are written here (ours); the reference's header is read from the dataset.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .fixtures.forgers.check import grade_forger
+from polyglot_harness.utils.outcomes import Reason
+from polyglot_harness.utils.records.dataset import load_dataset
+
+pytestmark = pytest.mark.docker
+
+REWRITE_REPORT = (Path(__file__).resolve().parent / "fixtures" / "cpp_key" / "rewrite_report.inc").read_text()
+KEY_REASONS = {Reason.OBSERVATION_MISMATCH, Reason.OBSERVATION_MISSING}
+
+WRONG_ALL_YOUR_BASE = """#include "all_your_base.h"
+namespace all_your_base {
+std::vector<unsigned int> convert(unsigned int, const std::vector<unsigned int>& digits, unsigned int) {
+    return digits;  // wrong: the input unchanged
+}
+}
+"""
+WRONG_ALLERGIES = """#include "allergies.h"
+namespace allergies {
+allergy_test::allergy_test(unsigned int score) : result(score) {}
+bool allergy_test::is_allergic_to(std::string const&) const { return result != 0; }  // wrong
+std::unordered_set<std::string> allergy_test::get_allergies() const { return {}; }  // wrong
+}
+"""
+# Every classification "equals" every other; classify always answers deficient.
+ALWAYS_EQUAL_HEADER = """#pragma once
+namespace perfect_numbers {
+enum class classification { deficient, perfect, abundant };
+inline bool operator==(classification, classification) { return true; }
+inline bool operator!=(classification, classification) { return false; }
+classification classify(int n);
+}
+"""
+ALWAYS_EQUAL_SOURCE = """#include "perfect_numbers.h"
+#include <stdexcept>
+namespace perfect_numbers {
+classification classify(int n) {
+    if (n < 1) throw std::domain_error("not a natural number");
+    return classification::deficient;
+}
+}
+"""
+# A correct perfect-numbers with its enumerators in another order and an operator<< that
+# prints every value the same: the observer reads neither.
+ODD_PRINTER_HEADER = """#pragma once
+#include <ostream>
+namespace perfect_numbers {
+enum class classification { abundant = 7, deficient = 3, perfect = 11 };
+inline std::ostream& operator<<(std::ostream& out, classification) { return out << "some class"; }
+classification classify(int n);
+}
+"""
+ODD_PRINTER_SOURCE = """#include "perfect_numbers.h"
+#include <stdexcept>
+namespace perfect_numbers {
+classification classify(int n) {
+    if (n < 1) throw std::domain_error("not a natural number");
+    long long sum = 0;
+    for (long long d = 1; d * d <= n; ++d) {
+        if (n % d == 0) { sum += d; if (d * d != n) sum += n / d; }
+    }
+    sum -= n;
+    return sum == n ? classification::perfect : sum > n ? classification::abundant : classification::deficient;
+}
+}
+"""
+
+
+def _write(directory: Path, dataset: Path, instance_id: str, files: dict[str, str]) -> Path:
+    """The reference's files, those of `files` (by suffix) replacing them."""
+    instance = {i.instance_id: i for i in load_dataset(dataset)}[instance_id]
+    reference = dataset / instance.reference_dir
+    for source in sorted(path for path in reference.rglob("*") if path.is_file()):
+        relative = source.relative_to(reference).as_posix()
+        target = directory / "files" / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(files.get(source.suffix, source.read_text()))
+    (directory / "forger.json").write_text(json.dumps({"instance_id": instance_id, "description": "cpp key"}))
+    return directory
+
+
+@pytest.mark.parametrize("instance_id", ("cpp__all-your-base", "cpp__allergies", "cpp__perfect-numbers"))
+def test_reference_resolves_with_its_key(instance_id: str, provider, real_dataset, tmp_path):
+    instance = {i.instance_id: i for i in load_dataset(real_dataset)}[instance_id]
+    assert instance.observation_key, f"{instance_id}: preparation recorded no answer key"
+    outcome = grade_forger(provider, real_dataset, _write(tmp_path, real_dataset, instance_id, {}), canaries=False)
+    assert outcome.verdict.resolved, (instance_id, outcome.verdict)
+    assert outcome.converted == frozenset(instance.observation_key)
+
+
+@pytest.mark.parametrize("instance_id, wrong", (("cpp__all-your-base", WRONG_ALL_YOUR_BASE),
+                                                ("cpp__allergies", WRONG_ALLERGIES)))
+def test_rewritten_report_is_unresolved_by_the_key(instance_id: str, wrong: str, provider, real_dataset, tmp_path):
+    forger = _write(tmp_path, real_dataset, instance_id, {".cpp": wrong + "\n" + REWRITE_REPORT})
+    outcome = grade_forger(provider, real_dataset, forger, canaries=False)
+    assert not outcome.verdict.resolved
+    assert outcome.verdict.reason in KEY_REASONS, (instance_id, outcome.verdict)
+    assert "assertion" in outcome.verdict.detail and ".cpp:L" in outcome.verdict.detail
+
+
+def test_always_equal_operator_on_an_enum_is_unresolved(provider, real_dataset, tmp_path):
+    forger = _write(tmp_path, real_dataset, "cpp__perfect-numbers", {".h": ALWAYS_EQUAL_HEADER,
+                                                                     ".cpp": ALWAYS_EQUAL_SOURCE})
+    outcome = grade_forger(provider, real_dataset, forger, canaries=False)
+    assert outcome.verdict.reason == Reason.OBSERVATION_MISMATCH, outcome.verdict
+
+
+def test_correct_solution_with_odd_printer_and_enum_order_resolves(provider, real_dataset, tmp_path):
+    control = _write(tmp_path, real_dataset, "cpp__perfect-numbers", {".h": ODD_PRINTER_HEADER,
+                                                                      ".cpp": ODD_PRINTER_SOURCE})
+    outcome = grade_forger(provider, real_dataset, control, canaries=False)
+    assert outcome.verdict.resolved, outcome.verdict
