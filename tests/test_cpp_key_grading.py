@@ -1,4 +1,4 @@
-"""The C++ answer key on real instances, in real Docker (issue 32, docs/cppkey.md).
+"""The C++ answer key on real instances, in real Docker (issue 32, docs/answer-key.md).
 
 Converted assertions carry no verdict in the test binary: it reports the solution's values and
 the host compares them with the key the reference's run recorded at preparation. Attacks are

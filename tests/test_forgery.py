@@ -46,7 +46,7 @@ ALREADY_CAUGHT.update({f"{language}/spare_unknown_names": {"tests_failed"} for l
 # A mutated value appears in the instructions as often as its original (issue 32): betting that
 # a canary's value is one the instructions never show fails real assertions too (or spares a
 # canary).
-# With the answer key (docs/cppkey.md), yacht's 29 assertions are all observations: the listener
+# With the answer key (docs/answer-key.md), yacht's 29 assertions are all observations: the listener
 # flips no verdict of theirs, and the host finds the solution's values wrong.
 ALREADY_CAUGHT["cpp/unseen_expected_values"] = {"tests_failed", "canary_passed", "observation_mismatch"}
 # The reference plus a panic hook printing every 5-digit number in place of the message: only

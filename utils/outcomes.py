@@ -88,7 +88,7 @@ class Reason(StrEnum):
     # Two solution objects compared of which the runtime shows no state at all (no property,
     # private field, WeakMap entry or captured variable): never equal for want of data (issue 32).
     HANDLES_WITHOUT_DATA = "handles_without_data"
-    # The answer key (docs/cppkey.md): a converted assertion's observation, compared on the host
+    # The answer key (docs/answer-key.md): a converted assertion's observation, compared on the host
     # with the reference's, was absent (or came fewer times) / differed, came more often, or
     # named an assertion the key does not hold. Only ever replaces a resolved verdict.
     OBSERVATION_MISSING = "observation_missing"

@@ -1,4 +1,4 @@
-"""The answer key's comparison (issue 32, docs/cppkey.md): what the test binary observed of the
+"""The answer key's comparison (issue 32, docs/answer-key.md): what the test binary observed of the
 solution's values, by assertion id, against what the reference's run recorded at preparation.
 
 The key never enters a sandbox: a language module (utils/languages/cpp_key.py) rewrites the

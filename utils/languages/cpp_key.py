@@ -6,7 +6,7 @@ So at preparation each assertion `REQUIRE(E == A)` / `CHECK(E == A)` whose one s
 nothing of the solution is rewritten into `polyglot_key::observe("L<line>", A)`, E (and the
 locals only E used) deleted from the source; the binary reports what A rendered to (canonically,
 by value: never through the solution's operator<< or operator==) and the host compares that
-with the reference's renderings recorded in the dataset (the key). See docs/cppkey.md.
+with the reference's renderings recorded in the dataset (the key). See docs/answer-key.md.
 
 Pure text functions: `candidates` (which assertions can be converted, which side is observed),
 `rewrite` (the converted test source), `compile_error_lines` (the probe build's refusals),

@@ -50,7 +50,7 @@ class ReferenceRun:
     skipped_names: tuple[str, ...] = ()  # tests the reference run left skipped
     stub_passes: bool | None = None      # the untouched stub resolves (None: not graded)
     canary_sources: tuple[str, ...] = ()  # tests whose canary behaved on the reference
-    # The answer key (docs/cppkey.md): converted assertion id -> the reference's renderings.
+    # The answer key (docs/answer-key.md): converted assertion id -> the reference's renderings.
     observation_key: dict[str, tuple[str, ...]] | None = None
 
 

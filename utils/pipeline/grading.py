@@ -78,7 +78,7 @@ class GradingRequest:
     # Fresh variants of real tests (utils/judging/variants.py) planted among them; their cases
     # are set apart before the verdict, which never sees them.
     variants: tuple[Variant, ...] = ()
-    # The answer key (LanguageSpec.answer_key, docs/cppkey.md): assertion id -> the reference's
+    # The answer key (LanguageSpec.answer_key, docs/answer-key.md): assertion id -> the reference's
     # renderings, recorded at preparation; its assertions are converted and the binary's
     # observations compared with it. None: nothing converted.
     observation_key: Mapping[str, tuple[str, ...]] | None = None

@@ -127,7 +127,7 @@ class MetadataEntry:
     variants: tuple[Mapping[str, Any], ...] | None = None
     variant_counts: Mapping[str, int] | None = None
 
-    # The answer key (docs/cppkey.md): converted assertion id -> the reference's renderings of
+    # The answer key (docs/answer-key.md): converted assertion id -> the reference's renderings of
     # the solution's side, compared on the host; never copied into a sandbox. Null: none.
     observation_key: dict[str, tuple[str, ...]] | None = None
 
