@@ -378,6 +378,42 @@ def constant_point(test: str, span: tuple[int, int], constant: Callable[[str], b
     return None
 
 
+# --- values built by calls (issue 32, equality canaries): a language-agnostic hook -----------
+
+def built_point(test: str, span: tuple[int, int], quotes: str = "\"", prefer: type = object,
+                skip: str = "'") -> tuple[int, int, int | str] | None:
+    """In an expected side built by calls (`decimal("0.3")`, `new Rational(7, 6)`,
+    `Optional.of(new WordLocation(new Pair(1, 1), ..))`): the first plain integer or string
+    literal in it (of type `prefer` when it has one), the point a canary changes. Changing
+    it changes the expected value a correct solution is compared with, so the copy fails on
+    a correct solution and passes on a type whose equality always holds. Integers that index
+    (`BIGS[2]`), or are part of a name or a decimal number, are no such point; `skip` quotes
+    (character literals) are stepped over."""
+    found: list[tuple[int, int, int | str]] = []
+    index = span[0]
+    while index < span[1]:
+        char = test[index]
+        if test.startswith("//", index):
+            index = line_end(test, index)
+            continue
+        if char in quotes or char in skip:
+            end = _string_end(test, index, char)
+            value = plain_literal(test[index:end], quotes) if char in quotes else None
+            if isinstance(value, str):
+                found.append((index, end, value))
+            index = end
+            continue
+        number = _INT_LITERAL.match(test, index, span[1])
+        if number and not re.match(r"[\w.\[]", test[index - 1]) and not re.match(r"[\w.\]]", test[number.end():number.end() + 1] or " "):
+            found.append((index, number.end(), int(number.group())))
+            index = number.end()
+            continue
+        word = re.compile(r"\w+").match(test, index, span[1])
+        index = word.end() if word else index + 1
+    preferred = [point for point in found if isinstance(point[2], prefer)]
+    return (preferred or found or [None])[0]
+
+
 def line_end(text: str, offset: int) -> int:
     end = text.find("\n", offset)
     return len(text) if end < 0 else end + 1
