@@ -170,7 +170,7 @@ def _expected_parts(test: str, span: tuple[int, int], before: int) -> list[tuple
     name = test[span[0]:span[1]]
     if not re.fullmatch(r"[a-z_]\w*", name):
         return [span]
-    binding = re.search(rf"(?<![\w.])[A-Z][\w<>\[\], ?]*[ \t]+{name}[ \t]*=\s*", test[:before])
+    binding = re.search(rf"(?<![\w.])[A-Z][\w<>\[\], ?]*\s+{name}\s*=\s*", test[:before])
     if binding is None:
         return []
     parts = []
