@@ -74,10 +74,15 @@ fn a_literal_comes_first() {
 '''
 
 
+def points(language, text: str, name: str) -> list[str]:
+    """The text of each mutable assertion's point in test `name` of `text`."""
+    unit = next(unit for unit in language.find_units(text) if unit.name == name)
+    test = text[unit.start:unit.end]
+    return [test[assertion.start:assertion.end] for assertion in language.assertions(test)]
+
+
 def rust_points(name: str) -> list[str]:
-    unit = next(unit for unit in rust.find_units(RUST_TESTS) if unit.name == name)
-    test = RUST_TESTS[unit.start:unit.end]
-    return [test[assertion.start:assertion.end] for assertion in rust.assertions(test)]
+    return points(rust, RUST_TESTS, name)
 
 
 def test_rust_a_literal_inside_an_expected_value_built_by_calls_is_the_point():
@@ -124,9 +129,7 @@ public class ThingTest {
 
 
 def java_points(name: str) -> list[str]:
-    unit = next(unit for unit in java.find_units(JAVA_TESTS) if unit.name == name)
-    test = JAVA_TESTS[unit.start:unit.end]
-    return [test[assertion.start:assertion.end] for assertion in java.assertions(test)]
+    return points(java, JAVA_TESTS, name)
 
 
 def test_java_a_literal_inside_an_expected_object_built_by_constructors_is_the_point():
