@@ -168,3 +168,14 @@ def test_java_copy_changes_the_constructor_argument_and_must_fail_with_assertjs_
     assert f"new Ratio({canary.mutation.literal}, 6)" in text and "new Ratio(7, 6)" in text
     assert canary.carries_secret("expected: 3/6\n but was: 7/6")
     assert not canary.carries_secret("expected: <3> but was: <7>")
+
+
+def test_java_a_multi_line_expected_string_still_shows_assertjs_format(tmp_path):
+    """java__transpose: `isEqualTo("A" + "\\n1")`; AssertJ prints both strings over lines."""
+    text = JAVA_TESTS.replace("new Ratio(2, 4).reduce()).isEqualTo(new Ratio(1, 2))",
+                              'new Grid("A1").turned()).isEqualTo("A" + "\\n1")')
+    _, canaries = planted(tmp_path, java, "src/test/java/ThingTest.java", text)
+    canary = next(c for c in canaries if c.source == "inline")
+    value = canary.mutation.literal.strip('"')
+    assert canary.carries_secret(f'expected: "{value}\n1"\n but was: "A\n1"')
+    assert not canary.carries_secret('expected: "A\n1"')

@@ -140,8 +140,9 @@ def exact_assertions(test: str) -> list[Assertion]:
     return sorted(found, key=lambda assertion: assertion.start)
 
 
-# AssertJ's isEqualTo message for objects, whatever their toString shows.
-_OBJECT_FAILURE = "^expected: .*\n but was: .*$"
+# AssertJ's isEqualTo message for objects, whatever their toString shows (a string's or an
+# object's may span lines: `expected: "Q` / `1"` / ` but was: "A` / `1"`).
+_OBJECT_FAILURE = r"^expected: [^\n]*(?:\n(?! but was: )[^\n]*)*\n but was: "
 
 
 def built_assertions(test: str) -> list[Assertion]:
