@@ -179,3 +179,12 @@ def test_java_a_multi_line_expected_string_still_shows_assertjs_format(tmp_path)
     value = canary.mutation.literal.strip('"')
     assert canary.carries_secret(f'expected: "{value}\n1"\n but was: "A\n1"')
     assert not canary.carries_secret('expected: "A\n1"')
+
+
+def test_points_inside_built_values_are_marked_built_and_literal_ones_not():
+    """The real-benchmark gate holds literal points to "none lost at preparation"; a built
+    one may leave the value equal on the reference and be dropped (`Assertion.built`)."""
+    unit = next(unit for unit in rust.find_units(RUST_TESTS) if unit.name == "built_by_a_helper")
+    assert all(assertion.built for assertion in rust.assertions(RUST_TESTS[unit.start:unit.end]))
+    unit = next(unit for unit in rust.find_units(RUST_TESTS) if unit.name == "a_literal_comes_first")
+    assert not any(assertion.built for assertion in rust.assertions(RUST_TESTS[unit.start:unit.end]))

@@ -437,6 +437,9 @@ class Assertion:
     failure: Callable[[int | str | bool], str]  # a new expected value -> regex of the message
     # How a new value is written here, when not as the language's literal (AssertJ's isTrue()).
     written: Callable[[int | str | bool], str] | None = None
+    # A literal inside an expected value built by calls (`built_point`): its copy can leave the
+    # value equal (`decimal("1.00")` for `decimal("1.0")`), and preparation then drops the test.
+    built: bool = False
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,7 @@ def built_assertions(test: str) -> list[Assertion]:
                   if (point := built_point(test, span, prefer=int)) is not None]
         point = next((point for point in points if isinstance(point[2], int)), points[0] if points else None)
         if point is not None:
-            found.append(Assertion(*point, lambda new: _OBJECT_FAILURE))
+            found.append(Assertion(*point, lambda new: _OBJECT_FAILURE, built=True))
     return sorted(found, key=lambda assertion: assertion.start)
 
 

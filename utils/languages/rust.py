@@ -141,18 +141,18 @@ def built_assertions(test: str) -> list[Assertion]:
             point = next(filter(None, (built_point(test, _bound_expression(test, span) or span)
                                        for span in reversed(spans))), None)
             if point is not None:
-                found.append(Assertion(*point, lambda new: _EQ_FORMAT))
+                found.append(Assertion(*point, lambda new: _EQ_FORMAT, built=True))
     for match in _ASSERT.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
         right = _right_of_equals(test, spans[0]) if spans and len(spans) == 1 else None
         point = built_point(test, right) if right else None
         if point is not None:
-            found.append(Assertion(*point, lambda new: rf"^assertion failed: .*{re.escape(literal(new))}.*$"))
+            found.append(Assertion(*point, lambda new: rf"^assertion failed: .*{re.escape(literal(new))}.*$", built=True))
     for match in _CALL_STATEMENT.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
         point = built_point(test, spans[-1]) if spans and len(spans) >= 2 else None
         if point is not None:
-            found.append(Assertion(*point, lambda new: _EQ_FORMAT))
+            found.append(Assertion(*point, lambda new: _EQ_FORMAT, built=True))
     return sorted(found, key=lambda assertion: assertion.start)
 
 
