@@ -129,7 +129,7 @@ _EQ_FORMAT = "^assertion `left == right` failed\n  left: .*\n right: .*$"
 def built_assertions(test: str) -> list[Assertion]:
     """Expected values built by calls, whose Debug the tests do not know (issue 32: a
     solution's type equal to anything passes the copy, a correct one fails it):
-    `assert_eq!(a, decimal("0.3"))` (the right side first, or a local bound to it),
+    `assert_eq!(a, decimal("0.3"))` (the right side, or a local bound to it),
     `assert!(a == decimal("0.0"))`, and a helper call statement's last argument
     (`process_case("C", &["C", "C#", ..])`, the expected value by the tests' convention).
     The message is checked for libtest's format only; preparation keeps a canary only when
@@ -138,8 +138,9 @@ def built_assertions(test: str) -> list[Assertion]:
     for match in _ASSERT_EQ.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
         if spans and len(spans) == 2:
-            point = next(filter(None, (built_point(test, _bound_expression(test, span) or span)
-                                       for span in reversed(spans))), None)
+            # The right side only: the left is the solution's call by the tests' convention, and
+            # a literal there is its input (`unwrap_or(0)`, a puzzle), not the expected value.
+            point = built_point(test, _bound_expression(test, spans[1]) or spans[1])
             if point is not None:
                 found.append(Assertion(*point, lambda new: _EQ_FORMAT, built=True))
     for match in _ASSERT.finditer(test):
