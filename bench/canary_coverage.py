@@ -1,11 +1,13 @@
 """Which instances get mutated canaries, and which only fallbacks (issue 32): no Docker.
 
-    python3 bench/canary_coverage.py [--benchmark_dir DIR] [--languages cpp,rust] [--show]
+    python3 bench/canary_coverage.py [--benchmark_dir DIR] [--languages cpp,rust] [--show] [--dataset DIR]
 
 Each exercise's hidden test files are read as the planter reads them (`find_units`, the
 language's `Mutator`). Per language: tests, tests with a mutable assertion, instances, and
 instances whose canaries are all fallbacks (no test with a mutable assertion); `--show` lists
-those instances with their first assertion lines, the reason they remain.
+those instances with their first assertion lines, the reason they remain. `--dataset`: a
+prepared dataset; a test counts as mutable only when it is also one of its instance's
+`canary_sources` (its canary failed on the reference as it must: what grading can plant).
 """
 
 from __future__ import annotations
@@ -29,14 +31,27 @@ def test_texts(exercise: Path, globs: tuple[str, ...]) -> list[str]:
             if path.is_file() and matches_any(path.relative_to(exercise).as_posix(), globs)]
 
 
-def coverage(language: str, benchmark: Path, show: bool) -> tuple[int, int, int, int]:
+def recorded_sources(dataset: Path | None) -> dict[str, tuple[str, ...]] | None:
+    """Each prepared instance's canary sources (None: no dataset given, count statically)."""
+    if dataset is None:
+        return None
+    from polyglot_harness.utils.records.dataset import load_dataset
+    return {instance.instance_id: instance.canary_sources or () for instance in load_dataset(dataset)}
+
+
+def coverage(language: str, benchmark: Path, show: bool,
+             sources: dict[str, tuple[str, ...]] | None = None) -> tuple[int, int, int, int]:
     planter = LANGUAGES[language].canaries
     tests = mutable = instances = fallback_only = 0
     for exercise in sorted((benchmark / language / "exercises" / "practice").iterdir()):
+        instance_id = f"{language}__{exercise.name}"
+        if sources is not None and instance_id not in sources:
+            continue
         texts = test_texts(exercise, planter.file_globs)
         units = [(text, unit) for text in texts for unit in planter.find_units(text)]
         every_test = "\n".join(texts)
-        count = sum(1 for text, unit in units if planter.mutator.find(text[unit.start:unit.end], every_test))
+        count = sum(1 for text, unit in units if planter.mutator.find(text[unit.start:unit.end], every_test)
+                    and (sources is None or unit.name in sources[instance_id]))
         instances += 1
         tests += len(units)
         mutable += count
@@ -54,10 +69,12 @@ def main() -> None:
     parser.add_argument("--benchmark_dir", type=Path, default=DEFAULT_BENCHMARK)
     parser.add_argument("--languages", default="cpp,rust,java,go,python,javascript")
     parser.add_argument("--show", action="store_true")
+    parser.add_argument("--dataset", type=Path, help="a prepared dataset: count recorded canary sources only")
     args = parser.parse_args()
+    sources = recorded_sources(args.dataset)
     print(f"{'language':<11} {'tests':>6} {'mutable':>8} {'instances':>10} {'fallback-only':>14}")
     for language in args.languages.split(","):
-        tests, mutable, instances, fallback_only = coverage(language, args.benchmark_dir, args.show)
+        tests, mutable, instances, fallback_only = coverage(language, args.benchmark_dir, args.show, sources)
         print(f"{language:<11} {tests:>6} {mutable:>8} {instances:>10} {fallback_only:>14}")
 
 

@@ -396,6 +396,41 @@ def constructed_point(test: str, span: tuple[int, int], syntax: LiteralSyntax, c
         span = bound[-1].span("value")
     return constant_point(test, span, constructed, quotes=quotes)
 
+# --- values built by calls (issue 32, equality canaries): a language-agnostic hook -----------
+
+def built_point(test: str, span: tuple[int, int], quotes: str = "\"", prefer: type = object,
+                skip: str = "'") -> tuple[int, int, int | str] | None:
+    """In an expected side built by calls (`decimal("0.3")`, `new Rational(7, 6)`,
+    `Optional.of(new WordLocation(new Pair(1, 1), ..))`): the first plain integer or string
+    literal in it (of type `prefer` when it has one), the point a canary changes. Changing
+    it changes the expected value a correct solution is compared with, so the copy fails on
+    a correct solution and passes on a type whose equality always holds. Integers that index
+    (`BIGS[2]`), or are part of a name or a decimal number, are no such point; `skip` quotes
+    (character literals) are stepped over."""
+    found: list[tuple[int, int, int | str]] = []
+    index = span[0]
+    while index < span[1]:
+        char = test[index]
+        if test.startswith("//", index):
+            index = line_end(test, index)
+            continue
+        if char in quotes or char in skip:
+            end = _string_end(test, index, char)
+            value = plain_literal(test[index:end], quotes) if char in quotes else None
+            if isinstance(value, str):
+                found.append((index, end, value))
+            index = end
+            continue
+        number = _INT_LITERAL.match(test, index, span[1])
+        if number and not re.match(r"[\w.\[]", test[index - 1]) and not re.match(r"[\w.\]]", test[number.end():number.end() + 1] or " "):
+            found.append((index, number.end(), int(number.group())))
+            index = number.end()
+            continue
+        word = re.compile(r"\w+").match(test, index, span[1])
+        index = word.end() if word else index + 1
+    preferred = [point for point in found if isinstance(point[2], prefer)]
+    return (preferred or found or [None])[0]
+
 
 def line_end(text: str, offset: int) -> int:
     end = text.find("\n", offset)
@@ -411,7 +446,7 @@ def apply_edits(text: str, edits: list[tuple[int, int, str]]) -> str:
 
 # --- the planter: what a language module provides -------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class Assertion:
     """One assertion of a test whose expected value is a plain literal."""
     start: int   # the literal's span in the test's own text
@@ -423,6 +458,16 @@ class Assertion:
     # Where a reader sees the value when its slot lies outside the test (Go's table beside
     # it): (that text with the slot left out, that text); None: the test's own text.
     context: tuple[str, str] | None = None
+    # A literal inside an expected value built by calls (`built_point`): its copy can leave the
+    # value equal (`decimal("1.00")` for `decimal("1.0")`), and preparation then drops the test.
+    built: bool = False
+
+    @classmethod
+    def at(cls, point: tuple, failure: Callable[[int | str | bool], str], **more) -> "Assertion":
+        """An assertion at `point` ((start, end, value, ...): the shape the languages' readers
+        return), failing with `failure`."""
+        start, end, value = point[:3]
+        return cls(start=start, end=end, value=value, failure=failure, **more)
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ def assertions(test: str) -> list[Assertion]:
             if found_side is None or isinstance(found_side[2], bool) or _LITERALS.value(test[slice(*spans[1 - side])]) is not None:
                 continue
             direct = found_side[:2] == span  # else a local: the expression shows its name
-            found.append(Assertion(*found_side, lambda new, side=side, macro=match["macro"], direct=direct:
+            found.append(Assertion.at(found_side, lambda new, side=side, macro=match["macro"], direct=direct:
                                    _failure(macro, side, new, direct)))
     return found
 

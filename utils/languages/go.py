@@ -325,8 +325,8 @@ def _assertion(table: _Table, span: tuple[int, int], rest: str, entry: tuple[int
         changed = table.text[entry[0]:slot[0]] + go_literal(new) + table.text[slot[1]:entry[1]]
         return "(" + _entry_last(table, entry, changed) + ")" + rest
 
-    return Assertion(span[0], span[1], value, lambda new: failure(new) or "$^", written,
-                     (table.text[:slot[0]] + " " + table.text[slot[1]:], table.text))
+    return Assertion(start=span[0], end=span[1], value=value, failure=lambda new: failure(new) or "$^", written=written,
+                     context=(table.text[:slot[0]] + " " + table.text[slot[1]:], table.text))
 
 
 def _entry_last(table: _Table, moved: tuple[int, int], changed: str) -> str:

@@ -8,7 +8,7 @@ from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, Symbol,
-                                TestUnit, apply_edits, brace_depths, call_arguments, matching_brace)
+                                TestUnit, apply_edits, brace_depths, built_point, call_arguments, matching_brace)
 from ..judging.runner_results import TestCase
 from .spec import COMMON_ARTIFACTS, LanguageSpec
 
@@ -112,6 +112,13 @@ _ASSERT_EQUALS = re.compile(r"(?<![\w.])(?:Assertions\.)?assertEquals\(")
 
 
 def assertions(test: str) -> list[Assertion]:
+    """A test's mutable assertions: those of an expected literal or constant
+    (`exact_assertions`), else those of an expected object built by constructors or calls
+    (`built_assertions`): tests that had a mutable assertion keep the same one."""
+    return exact_assertions(test) or built_assertions(test)
+
+
+def exact_assertions(test: str) -> list[Assertion]:
     """`assertThat(x).isEqualTo(LITERAL)` and `assertEquals(LITERAL, x)`."""
     found = []
     for match in _IS_EQUAL_TO.finditer(test):
@@ -119,18 +126,62 @@ def assertions(test: str) -> list[Assertion]:
         if spans and len(spans) == 1 and re.search(r"\bassertThat\(", test[:match.start()]):
             side = _LITERALS.side(test, spans[0])
             if side is not None:
-                found.append(Assertion(*side, _assertj_failure))
+                found.append(Assertion.at(side, _assertj_failure))
     for match in _IS_TRUE.finditer(test):
         if re.search(r"\bassertThat\(", test[:match.start()]):
-            found.append(Assertion(match.start("method"), match.end("method"), match["method"] == "isTrue",
-                                   _boolean_failure, lambda value: "isTrue" if value else "isFalse"))
+            found.append(Assertion(start=match.start("method"), end=match.end("method"), value=match["method"] == "isTrue",
+                                   failure=_boolean_failure, written=lambda value: "isTrue" if value else "isFalse"))
     for match in _ASSERT_EQUALS.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
         if spans and len(spans) == 2 and _LITERALS.value(test[slice(*spans[1])]) is None:
             side = _LITERALS.side(test, spans[0])
             if side is not None:
-                found.append(Assertion(*side, _junit_failure))
+                found.append(Assertion.at(side, _junit_failure))
     return sorted(found, key=lambda assertion: assertion.start)
+
+
+# AssertJ's isEqualTo message for objects, whatever their toString shows (a string's or an
+# object's may span lines: `expected: "Q` / `1"` / ` but was: "A` / `1"`).
+_OBJECT_FAILURE = r"^expected: [^\n]*(?:\n(?! but was: )[^\n]*)*\n but was: "
+
+
+def built_assertions(test: str) -> list[Assertion]:
+    """`assertThat(x).isEqualTo(E)`, E built by calls (`new Rational(7, 6)`), or a local
+    built so (`Rational expected = new Rational(7, 6);`, a map filled by
+    `expectedLocations.put("clojure", Optional.of(new WordLocation(new Pair(1, 1), ..)))`):
+    its first integer (else string) literal, so a class whose equals() always holds passes
+    the copy and a correct one fails it (issue 32). The message is checked for AssertJ's
+    format only; preparation keeps a canary only when the reference fails it so."""
+    found = []
+    for match in _IS_EQUAL_TO.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if not (spans and len(spans) == 1 and re.search(r"\bassertThat\(", test[:match.start()])):
+            continue
+        points = [point for span in _expected_parts(test, spans[0], match.start())
+                  if (point := built_point(test, span, prefer=int)) is not None]
+        point = next((point for point in points if isinstance(point[2], int)), points[0] if points else None)
+        if point is not None:
+            found.append(Assertion.at(point, lambda new: _OBJECT_FAILURE, built=True))
+    return sorted(found, key=lambda assertion: assertion.start)
+
+
+def _expected_parts(test: str, span: tuple[int, int], before: int) -> list[tuple[int, int]]:
+    """Where an expected side's value is built: the side itself, or for a local its
+    initialiser and the arguments of the calls on it before the assertion (`x.put(..)`)."""
+    name = test[span[0]:span[1]]
+    if not re.fullmatch(r"[a-z_]\w*", name):
+        return [span]
+    binding = re.search(rf"(?<![\w.])[A-Z][\w<>\[\], ?]*\s+{name}\s*=\s*", test[:before])
+    if binding is None:
+        return []
+    parts = []
+    value = call_arguments("(" + test[binding.end():before].split(";", 1)[0] + ")", 0, quotes="\"")
+    if value and len(value) == 1:
+        parts.append((binding.end() + value[0][0] - 1, binding.end() + value[0][1] - 1))
+    for call in re.finditer(rf"^[ \t]*{name}\.\w+\(", test[:before], re.M):
+        arguments = call_arguments(test, call.end() - 1, quotes="\"")
+        parts += arguments or []
+    return parts
 
 
 def _assertj_failure(value: int | str | bool | Symbol) -> str:

@@ -155,13 +155,13 @@ def assertions(test: str) -> list[Assertion]:
         side = _LITERALS.side(test, spans[0])
         constructed = None if side else constructed_point(test, spans[0], _LITERALS, _constructed, quotes="'\"")
         if side is not None:
-            found.append(Assertion(*side, lambda new, matcher=match["matcher"]: _failure(matcher, new)))
+            found.append(Assertion.at(side, lambda new, matcher=match["matcher"]: _failure(matcher, new)))
         elif constructed is not None and match["matcher"] != "toBe":
-            found.append(Assertion(*constructed, lambda new, matcher=match["matcher"]: _object_failure(matcher)))
+            found.append(Assertion.at(constructed, lambda new, matcher=match["matcher"]: _object_failure(matcher)))
         elif match["matcher"] != "toBe":
             element = list_element(test, spans[0], _LITERALS, backtick=True)
             if element is not None:
-                found.append(Assertion(*element[:3], lambda new, matcher=match["matcher"]: _array_failure(matcher, new)))
+                found.append(Assertion.at(element[:3], lambda new, matcher=match["matcher"]: _array_failure(matcher, new)))
     return found
 
 

@@ -81,13 +81,13 @@ def assertions(test: str) -> list[Assertion]:
                 element = list_element(test, spans[side], _LITERALS, hash_comments=True)
                 constructed = constructed_point(test, spans[side], _LITERALS, _constructed, quotes="\"'")
                 if element is not None:
-                    found.append(Assertion(*element[:3], functools.partial(_list_failure, side, element[3])))
+                    found.append(Assertion.at(element[:3], functools.partial(_list_failure, side, element[3])))
                 elif constructed is not None and not _constructed(other):
-                    found.append(Assertion(*constructed, _object_failure))
+                    found.append(Assertion.at(constructed, _object_failure))
                 continue
             if found_side is None or (match["method"] == "assertIs" and not isinstance(found_side[2], bool)):
                 continue
-            found.append(Assertion(*found_side, functools.partial(_failure, match["method"], side)))
+            found.append(Assertion.at(found_side, functools.partial(_failure, match["method"], side)))
     return found
 
 

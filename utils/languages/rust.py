@@ -8,7 +8,7 @@ from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
-                                apply_edits, call_arguments, constant_point, matching_brace)
+                                apply_edits, built_point, call_arguments, constant_point, matching_brace)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
 # --- guard ------------------------------------------------------------------------------
@@ -95,6 +95,13 @@ _LITERALS = LiteralSyntax("\"", ("false", "true"),
 
 
 def assertions(test: str) -> list[Assertion]:
+    """A test's mutable assertions: those of an expected literal or constant expression
+    (`exact_assertions`), else those of an expected value built by calls (`built_assertions`):
+    tests that had a mutable assertion keep the same one (preparation's records stay valid)."""
+    return exact_assertions(test) or built_assertions(test)
+
+
+def exact_assertions(test: str) -> list[Assertion]:
     """`assert_eq!(x, EXPECTED)` (either side; two arguments: a message changes the panic
     text): EXPECTED a plain literal, or built of constants only (`Some(Classification::Abundant)`,
     `Err(Error::InvalidRowCount(3))`), whose first named constant or literal a canary changes."""
@@ -109,8 +116,53 @@ def assertions(test: str) -> list[Assertion]:
             exact = _LITERALS.side(test, span)
             point = exact or constant_point(test, _bound_expression(test, span) or span, _constant)
             if point is not None:
-                found.append(Assertion(*point, lambda new, side=side, whole=exact is not None: _failure(side, new, whole)))
+                found.append(Assertion.at(point, lambda new, side=side, whole=exact is not None: _failure(side, new, whole)))
     return sorted(found, key=lambda assertion: assertion.start)
+
+
+_ASSERT = re.compile(r"(?<![\w!])assert!\(")
+# A statement calling a helper of the test file (`process_chromatic_case("C", &["C", ..]);`).
+_CALL_STATEMENT = re.compile(r"^[ \t]*(?P<name>[a-z_]\w*)\(", re.M)
+_EQ_FORMAT = "^assertion `left == right` failed\n  left: .*\n right: .*$"
+
+
+def built_assertions(test: str) -> list[Assertion]:
+    """Expected values built by calls, whose Debug the tests do not know (issue 32: a
+    solution's type equal to anything passes the copy, a correct one fails it):
+    `assert_eq!(a, decimal("0.3"))` (the right side, or a local bound to it),
+    `assert!(a == decimal("0.0"))`, and a helper call statement's last argument
+    (`process_case("C", &["C", "C#", ..])`, the expected value by the tests' convention).
+    The message is checked for libtest's format only; preparation keeps a canary only when
+    the reference fails it with that format."""
+    found = []
+    for match in _ASSERT_EQ.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        if spans and len(spans) == 2:
+            # The right side only: the left is the solution's call by the tests' convention, and
+            # a literal there is its input (`unwrap_or(0)`, a puzzle), not the expected value.
+            point = built_point(test, _bound_expression(test, spans[1]) or spans[1])
+            if point is not None:
+                found.append(Assertion.at(point, lambda new: _EQ_FORMAT, built=True))
+    for match in _ASSERT.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        right = _right_of_equals(test, spans[0]) if spans and len(spans) == 1 else None
+        point = built_point(test, right) if right else None
+        if point is not None:
+            found.append(Assertion.at(point, lambda new: rf"^assertion failed: .*{re.escape(literal(new))}.*$", built=True))
+    for match in _CALL_STATEMENT.finditer(test):
+        spans = call_arguments(test, match.end() - 1, quotes="\"")
+        point = built_point(test, spans[-1]) if spans and len(spans) >= 2 else None
+        if point is not None:
+            found.append(Assertion.at(point, lambda new: _EQ_FORMAT, built=True))
+    return sorted(found, key=lambda assertion: assertion.start)
+
+
+def _right_of_equals(test: str, span: tuple[int, int]) -> tuple[int, int] | None:
+    """The right operand of `a == b`, the assertion's one comparison."""
+    source = test[span[0]:span[1]]
+    if source.count("==") != 1 or re.search(r"[<>!]=|&&|\|\|", source):
+        return None
+    return span[0] + source.index("==") + 2, span[1]
 
 
 def _bound_expression(test: str, span: tuple[int, int]) -> tuple[int, int] | None:

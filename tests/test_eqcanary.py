@@ -1,0 +1,190 @@
+"""Canaries in expected values built by calls (issue 32, Rust and Java): pure, no Docker.
+
+A test that compares the solution's result with a value of a type the solution defines often
+builds that value by calls (`decimal("0.3")`, `new Rational(7, 6)`, a map filled by `put`,
+a helper's expected argument): no literal stands in the assertion, so every canary was a
+fallback, which an always-equal type passes like a correct solution. The copy now changes a
+literal inside the built value. Fixtures are small files written here; the real exercises
+are graded in Docker by tests/test_type_proof_canaries.py (fixtures/always_equal/).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from polyglot_harness.utils.judging.canaries import built_point, plant
+from polyglot_harness.utils.languages import java, rust
+from polyglot_harness.utils.languages.spec import matches_any
+
+
+class FixedRandom(random.Random):
+    """Deterministic stand-in for secrets.SystemRandom."""
+
+
+def point_text(text: str, prefer: type = object) -> str | None:
+    point = built_point(text, (0, len(text)), prefer=prefer)
+    return None if point is None else text[point[0]:point[1]]
+
+
+# --- the point a copy changes ---------------------------------------------------------------
+
+def test_an_index_and_a_character_literal_are_no_point_but_a_call_argument_is():
+    assert point_text('num(TABLE[2]) + num("0.3")') == '"0.3"'
+    assert point_text("at('x', 4)") == "4"
+    assert point_text("name2(x).v1") is None
+
+
+def test_an_integer_is_preferred_when_asked():
+    assert point_text('put("key", Optional.of(new Spot(3, 1)))', prefer=int) == "3"
+    assert point_text('put("key", Optional.empty())', prefer=int) == '"key"'
+
+
+RUST_TESTS = '''fn check(input: &str, expected: &[&str]) {
+    assert_eq!(thing::run(input), expected);
+}
+
+#[test]
+fn built_by_a_helper() {
+    assert_eq!(num("0.1") + num("0.2"), num("0.3"));
+}
+
+#[test]
+fn compared_with_equals() {
+    assert!(num("1.0") == num("1.00"));
+}
+
+#[test]
+fn expected_in_a_local() {
+    let got = thing::at(when(2000, 1, 1));
+    let expected = when(2031, 9, 9);
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn expected_as_the_helpers_last_argument() {
+    check("C", &["Cx", "Dx"]);
+}
+
+#[test]
+fn a_literal_comes_first() {
+    assert_eq!(num("0.1") + num("0.2"), num("0.3"));
+    assert_eq!(thing::count("ab"), 2);
+}
+'''
+
+
+def points(language, text: str, name: str) -> list[str]:
+    """The text of each mutable assertion's point in test `name` of `text`."""
+    unit = next(unit for unit in language.find_units(text) if unit.name == name)
+    test = text[unit.start:unit.end]
+    return [test[assertion.start:assertion.end] for assertion in language.assertions(test)]
+
+
+def rust_points(name: str) -> list[str]:
+    return points(rust, RUST_TESTS, name)
+
+
+def test_rust_a_literal_inside_an_expected_value_built_by_calls_is_the_point():
+    assert rust_points("built_by_a_helper") == ['"0.3"']
+    assert rust_points("compared_with_equals") == ['"1.00"']
+    assert rust_points("expected_in_a_local") == ["2031"]
+    assert rust_points("expected_as_the_helpers_last_argument") == ['"Cx"']
+
+
+def test_rust_a_test_with_a_literal_assertion_keeps_it():
+    """Tests that were mutable keep their assertion: preparation's records stay valid."""
+    assert rust_points("a_literal_comes_first") == ["2"]
+
+
+JAVA_TESTS = '''import static org.assertj.core.api.Assertions.assertThat;
+
+public class ThingTest {
+    @Test
+    public void built() {
+        Ratio expected = new Ratio(7, 6);
+        Ratio actual = new Ratio(1, 2).add(new Ratio(2, 3));
+        assertThat(actual).isEqualTo(expected);
+    }
+
+    @Test
+    public void filled() {
+        Map<String, Optional<Spot>> expectedSpots = new HashMap<>();
+        expectedSpots.put("word", Optional.of(new Spot(new Pair(4, 1), new Pair(7, 1))));
+        Set<String> words = expectedSpots.keySet();
+        assertThat(new Finder().find(words)).isEqualTo(expectedSpots);
+    }
+
+    @Test
+    public void inline() {
+        assertThat(new Ratio(2, 4).reduce()).isEqualTo(new Ratio(1, 2));
+    }
+
+    @Test
+    public void literal() {
+        assertThat(new Ratio(2, 4).numerator()).isEqualTo(1);
+    }
+}
+'''
+
+
+def java_points(name: str) -> list[str]:
+    return points(java, JAVA_TESTS, name)
+
+
+def test_java_a_literal_inside_an_expected_object_built_by_constructors_is_the_point():
+    assert java_points("built") == ["7"]
+    assert java_points("filled") == ["4"]  # a coordinate, not the key the search reads too
+    assert java_points("inline") == ["1"]
+    assert java_points("literal") == ["1"]
+
+
+# --- planted: the copy and the message it must fail with ------------------------------------
+
+def planted(tmp_path: Path, language, relative: str, text: str) -> tuple[str, list]:
+    path = tmp_path / relative
+    path.parent.mkdir(parents=True)
+    path.write_text(text)
+    canaries = plant(tmp_path, language.PLANTER, matches_any, None, None, FixedRandom(7))
+    return path.read_text(), canaries
+
+
+def test_rust_copy_changes_the_built_value_and_must_fail_with_libtests_format(tmp_path):
+    text, canaries = planted(tmp_path, rust, "tests/thing.rs", RUST_TESTS)
+    canary = next(c for c in canaries if c.source == "built_by_a_helper")
+    assert canary.mutation is not None and canary.mutation.literal != '"0.3"'
+    assert f"num({canary.mutation.literal})" in text and 'num("0.3")' in text
+    assert canary.carries_secret("assertion `left == right` failed\n  left: Num(3)\n right: Num(9)")
+    assert not canary.carries_secret("assertion failed: x")
+    equals = next(c for c in canaries if c.source == "compared_with_equals")
+    assert equals.carries_secret(f"assertion failed: num(\"1.0\") == num({equals.mutation.literal})")
+    assert not equals.carries_secret('assertion failed: num("1.0") == num("1.00")')
+
+
+def test_java_copy_changes_the_constructor_argument_and_must_fail_with_assertjs_format(tmp_path):
+    text, canaries = planted(tmp_path, java, "src/test/java/ThingTest.java", JAVA_TESTS)
+    canary = next(c for c in canaries if c.source == "built")
+    assert canary.mutation is not None and canary.mutation.literal != "7"
+    assert f"new Ratio({canary.mutation.literal}, 6)" in text and "new Ratio(7, 6)" in text
+    assert canary.carries_secret("expected: 3/6\n but was: 7/6")
+    assert not canary.carries_secret("expected: <3> but was: <7>")
+
+
+def test_java_a_multi_line_expected_string_still_shows_assertjs_format(tmp_path):
+    """java__transpose: `isEqualTo("A" + "\\n1")`; AssertJ prints both strings over lines."""
+    text = JAVA_TESTS.replace("new Ratio(2, 4).reduce()).isEqualTo(new Ratio(1, 2))",
+                              'new Grid("A1").turned()).isEqualTo("A" + "\\n1")')
+    _, canaries = planted(tmp_path, java, "src/test/java/ThingTest.java", text)
+    canary = next(c for c in canaries if c.source == "inline")
+    value = canary.mutation.literal.strip('"')
+    assert canary.carries_secret(f'expected: "{value}\n1"\n but was: "A\n1"')
+    assert not canary.carries_secret('expected: "A\n1"')
+
+
+def test_points_inside_built_values_are_marked_built_and_literal_ones_not():
+    """The real-benchmark gate holds literal points to "none lost at preparation"; a built
+    one may leave the value equal on the reference and be dropped (`Assertion.built`)."""
+    unit = next(unit for unit in rust.find_units(RUST_TESTS) if unit.name == "built_by_a_helper")
+    assert all(assertion.built for assertion in rust.assertions(RUST_TESTS[unit.start:unit.end]))
+    unit = next(unit for unit in rust.find_units(RUST_TESTS) if unit.name == "a_literal_comes_first")
+    assert not any(assertion.built for assertion in rust.assertions(RUST_TESTS[unit.start:unit.end]))
