@@ -127,3 +127,14 @@ def test_correct_solution_with_odd_printer_and_enum_order_resolves(provider, rea
                                                                       ".cpp": ODD_PRINTER_SOURCE})
     outcome = grade_forger(provider, real_dataset, control, canaries=False)
     assert outcome.verdict.resolved, outcome.verdict
+
+
+def test_a_solution_reading_the_test_binarys_memory_is_unresolved_by_the_key(provider, real_dataset):
+    """Red team 2's winner (tests/fixtures/forgers_policy_only/cpp/report_rewriter): allergic to
+    nothing, it reads the test binary (/proc/self/exe) for the expected values and rewrites
+    Catch's report. The source policy refuses its file API; with the policy off, the key is what
+    catches it: allergies' assertions hold no expected value in the binary any more."""
+    forger = Path(__file__).resolve().parent / "fixtures" / "forgers_policy_only" / "cpp" / "report_rewriter"
+    outcome = grade_forger(provider, real_dataset, forger, canaries=False)
+    assert not outcome.verdict.resolved
+    assert outcome.verdict.reason in KEY_REASONS, outcome.verdict
