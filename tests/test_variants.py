@@ -290,3 +290,25 @@ def test_report_counts_the_memorization_gap_with_an_exact_interval():
     assert (gap["instances"], gap["ids"], gap["resolved"], gap["of_resolved"]) == (1, ["python__a"], 2, 0.5)
     assert gap["interval_95"][0] < 0.05 and gap["interval_95"][1] > 0.95  # 1 of 2: an exact interval is wide
     assert "accuracy_score_on_variants" not in build_run_report("run", ["python__d"], {"python__d": results["python__d"]}).score_json()
+
+
+def test_variant_inputs_cannot_be_derived_from_the_public_tests_without_the_recordings_secret(tmp_path):
+    """Red team 3 ran the product's own deriver on the public test file and answered every
+    variant from a table: the inputs must depend on a secret drawn per recording."""
+    from types import SimpleNamespace
+
+    from polyglot_harness.utils.languages import get_language
+    from polyglot_harness.utils.pipeline.variant_recording import candidates_of
+
+    body = "".join(f"    def test_case_{i}(self):\n        self.assertEqual(scale({1000 + 37 * i}), {i})\n\n"
+                   for i in range(12))
+    (tmp_path / "scale_test.py").write_text(f"import unittest\n\n\nclass ScaleTest(unittest.TestCase):\n{body}")
+    instance = SimpleNamespace(instance_id="python__scale", language="python", language_spec=get_language("python"))
+
+    def inputs(secret: str | None) -> list[str]:
+        return [candidate.input_edit[2] for options in candidates_of(instance, tmp_path, secret).values()
+                for candidate in options]
+
+    assert inputs("a fixed secret") == inputs("a fixed secret")  # one recording is reproducible
+    assert inputs("a fixed secret") != inputs("another secret")
+    assert inputs(None) != inputs(None)  # drawn afresh by every recording

@@ -19,6 +19,7 @@ import ast
 import json
 import os
 import random
+import secrets
 import tempfile
 import threading
 import time
@@ -56,16 +57,19 @@ class VariantRecord:
     seconds: float = 0.0
 
 
-def candidates_of(instance: Instance, tree: Path) -> dict[str, list[v.Candidate]]:
-    """Every test's candidates, drawn from a generator seeded by the instance and the test
-    (a preparation is reproducible)."""
+def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> dict[str, list[v.Candidate]]:
+    """Every test's candidates, drawn from a generator seeded by a secret drawn for this
+    recording (never from the instance and the test alone: a solution that runs this code on the
+    public tests would know every variant's input, red team 3), the instance and the test. The
+    record is kept in the recordings cache, so a resumed preparation keeps its variants."""
     derive = DERIVERS[instance.language]
     planter = instance.language_spec.canaries
+    secret = secret if secret is not None else secrets.token_hex(16)
     found: dict[str, list[v.Candidate]] = {}
     for path in test_files(tree, planter, matches_any):
         text = read_regular(tree, path.relative_to(tree).as_posix()).decode("utf-8", errors="surrogateescape")
         for unit in planter.find_units(text):
-            rng = random.Random(f"{instance.instance_id}:{unit.name}")
+            rng = random.Random(f"{secret}:{instance.instance_id}:{unit.name}")
             found[unit.name] = derive(text[unit.start:unit.end], unit.name, rng)
     return found
 
