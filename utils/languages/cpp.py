@@ -8,38 +8,13 @@ from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
-                                apply_edits, call_arguments, matching_brace)
+                                apply_edits, call_arguments)
 from ..judging.answer_key import AnswerKey
 from . import cpp_key
+from .cpp_key import find_units  # the Catch test-case reader, shared with the answer key
 from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
-
-_TEST = re.compile(r'^TEST_CASE\(\s*"(?P<name>[^"\\\n]+)"(?P<tags>\s*,\s*"[^"\n]*")?\s*\)\s*\{', re.M)
-_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?P<kind>if|ifdef|ifndef|endif)\b(?P<rest>.*)$", re.M)
-
-
-def _foreign_conditional(text: str, offset: int) -> bool:
-    """Whether `offset` sits inside an #if other than the run-all-tests switch (e.g. benchmarks)."""
-    open_conditions: list[str] = []
-    for match in _CONDITIONAL.finditer(text, 0, offset):
-        if match["kind"] == "endif":
-            if open_conditions:
-                open_conditions.pop()
-        else:
-            open_conditions.append(match["rest"])
-    return any("EXERCISM_RUN_ALL_TESTS" not in condition for condition in open_conditions)
-
-
-def find_units(text: str) -> list[TestUnit]:
-    units = []
-    for match in _TEST.finditer(text):
-        end = matching_brace(text, match.end() - 1)
-        if 'R"' in text[match.end():end] or _foreign_conditional(text, match.start()):
-            continue  # raw strings: not scanned; benchmark-only cases: not compiled
-        units.append(TestUnit(match["name"], match.start(), end, body_start=match.end()))
-    return units
-
 
 def plant_file(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
     edits = []

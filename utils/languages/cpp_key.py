@@ -20,7 +20,35 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..judging.canaries import apply_edits, call_arguments
+from ..judging.canaries import TestUnit, apply_edits, call_arguments, matching_brace
+
+# --- the Catch test-case reader (cpp.py plants canaries with it; the key converts inside it) --
+
+_TEST = re.compile(r'^TEST_CASE\(\s*"(?P<name>[^"\\\n]+)"(?P<tags>\s*,\s*"[^"\n]*")?\s*\)\s*\{', re.M)
+_CONDITIONAL = re.compile(r"^[ \t]*#[ \t]*(?P<kind>if|ifdef|ifndef|endif)\b(?P<rest>.*)$", re.M)
+
+
+def _foreign_conditional(text: str, offset: int) -> bool:
+    """Whether `offset` sits inside an #if other than the run-all-tests switch (e.g. benchmarks)."""
+    open_conditions: list[str] = []
+    for match in _CONDITIONAL.finditer(text, 0, offset):
+        if match["kind"] == "endif":
+            if open_conditions:
+                open_conditions.pop()
+        else:
+            open_conditions.append(match["rest"])
+    return any("EXERCISM_RUN_ALL_TESTS" not in condition for condition in open_conditions)
+
+
+def find_units(text: str) -> list[TestUnit]:
+    units = []
+    for match in _TEST.finditer(text):
+        end = matching_brace(text, match.end() - 1)
+        if 'R"' in text[match.end():end] or _foreign_conditional(text, match.start()):
+            continue  # raw strings: not scanned; benchmark-only cases: not compiled
+        units.append(TestUnit(match["name"], match.start(), end, body_start=match.end()))
+    return units
+
 
 OBSERVATIONS_FILE = "observations.tsv"  # in the report directory (docker/cpp/polyglot-cpp-test)
 _MACRO = re.compile(r"(?<![\w.])(?P<macro>REQUIRE|CHECK)\(")
@@ -236,7 +264,6 @@ def _enumerators(test: str, expected: str, solution: frozenset[str]) -> tuple[st
 
 
 def _test_bodies(test: str) -> list[tuple[int, int]]:
-    from .cpp import find_units  # cpp imports this module: the test-case reader is its
     return [(unit.body_start, unit.end - 1) for unit in find_units(test)]
 
 
