@@ -188,3 +188,27 @@ def test_points_inside_built_values_are_marked_built_and_literal_ones_not():
     assert all(assertion.built for assertion in rust.assertions(RUST_TESTS[unit.start:unit.end]))
     unit = next(unit for unit in rust.find_units(RUST_TESTS) if unit.name == "a_literal_comes_first")
     assert not any(assertion.built for assertion in rust.assertions(RUST_TESTS[unit.start:unit.end]))
+
+
+def test_every_draw_plants_a_built_value_copy_when_the_instance_has_one():
+    """Red team 3: python__sgf-parsing's always-equal tree resolved 3 of 3 gradings because the
+    draw picked only error-message tests; only a built-value copy catches such a type."""
+    import secrets
+
+    from polyglot_harness.utils.judging.canaries import _choose
+
+    units = [(None, SimpleUnit(f"t{i}")) for i in range(30)]
+    built = {"t7"}
+    for _ in range(200):
+        picked = _choose(units, 3, lambda unit: True, secrets.SystemRandom(), lambda unit: True,
+                         lambda unit: unit.name in built)
+        assert len(picked) == 3 and len({unit.name for _, unit in picked}) == 3
+        assert any(unit.name in built for _, unit in picked)
+    plain = [_choose(units, 3, lambda unit: True, secrets.SystemRandom()) for _ in range(50)]
+    assert all(len(draw) == 3 for draw in plain)
+    assert len({unit.name for draw in plain for _, unit in draw}) > 10  # still drawn at random
+
+
+class SimpleUnit:
+    def __init__(self, name: str):
+        self.name = name

@@ -549,7 +549,8 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     values = {unit.name: _draw(contexts[unit.name], assertions[unit.name], pools[path], rng)
               for path, unit in eligible if assertions[unit.name] is not None}
     chosen = _choose(eligible, count, lambda unit: unit.name in values, rng,
-                     lambda unit: unit.name in values and values[unit.name][1] == 0)
+                     lambda unit: unit.name in values and values[unit.name][1] == 0,
+                     lambda unit: unit.name in values and assertions[unit.name].built)
     namer = _Namer(sorted(all_names), set(all_names), planter.name_style, every_test, rng)
     per_file: dict[Path, list[tuple[TestUnit, Canary]]] = {}
     for path, unit in chosen:
@@ -592,19 +593,24 @@ class _Namer:
 
 
 def _choose(eligible: list, count: int | None, mutable: Callable[[TestUnit], bool],
-            rng: secrets.SystemRandom, untellable: Callable[[TestUnit], bool] = lambda unit: True) -> list:
-    """Every eligible test, or `count` of them: tests with a mutable assertion whose copy's
-    value appears exactly where the real one does first (`untellable`), then the other
+            rng: secrets.SystemRandom, untellable: Callable[[TestUnit], bool] = lambda unit: True,
+            built: Callable[[TestUnit], bool] = lambda unit: False) -> list:
+    """Every eligible test, or `count` of them: one whose copy changes a value built of the
+    solution's own type (`built`: only such a copy catches a type whose equality always holds,
+    so every grading that can plant one does, red team 3), then tests with a mutable assertion
+    whose copy's value appears exactly where the real one does (`untellable`), then the other
     mutable ones (their canaries carry no tell of shape), the fallback's only to make up the
     number."""
     if count is None:
         return eligible
+    builts = [item for item in eligible if built(item[1])]
+    picked: list = rng.sample(builts, 1) if builts and count else []
     tiers = [[item for item in eligible if mutable(item[1]) and untellable(item[1])],
              [item for item in eligible if mutable(item[1]) and not untellable(item[1])],
              [item for item in eligible if not mutable(item[1])]]
-    picked: list = []
     for tier in tiers:
-        picked += rng.sample(tier, min(count - len(picked), len(tier)))
+        rest = [item for item in tier if item not in picked]
+        picked += rng.sample(rest, min(count - len(picked), len(rest)))
     return picked
 
 

@@ -157,7 +157,7 @@ def assertions(test: str) -> list[Assertion]:
         if side is not None:
             found.append(Assertion.at(side, lambda new, matcher=match["matcher"]: _failure(matcher, new)))
         elif constructed is not None and match["matcher"] != "toBe":
-            found.append(Assertion.at(constructed, lambda new, matcher=match["matcher"]: _object_failure(matcher)))
+            found.append(Assertion.at(constructed, lambda new, matcher=match["matcher"]: _object_failure(matcher), built=True))
         elif match["matcher"] != "toBe":
             element = list_element(test, spans[0], _LITERALS, backtick=True)
             if element is not None:

@@ -83,7 +83,7 @@ def assertions(test: str) -> list[Assertion]:
                 if element is not None:
                     found.append(Assertion.at(element[:3], functools.partial(_list_failure, side, element[3])))
                 elif constructed is not None and not _constructed(other):
-                    found.append(Assertion.at(constructed, _object_failure))
+                    found.append(Assertion.at(constructed, _object_failure, built=True))
                 continue
             if found_side is None or (match["method"] == "assertIs" and not isinstance(found_side[2], bool)):
                 continue
