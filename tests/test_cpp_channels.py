@@ -74,7 +74,7 @@ def _write_forger(directory: Path, dataset: Path, instance_id: str, tricks: dict
 @pytest.mark.parametrize("instance_id", INSTANCES)
 def test_reference_without_trick_resolves(instance_id: str, provider, real_dataset, tmp_path):
     forger = _write_forger(tmp_path, real_dataset, instance_id, {})
-    outcome = grade_forger(provider, real_dataset, forger, canaries=False)
+    outcome = grade_forger(provider, real_dataset, forger, canaries=False, key=False)  # as the attacks run
     assert outcome.verdict.resolved, (instance_id, outcome.verdict)
 
 
@@ -84,7 +84,10 @@ def test_solution_cannot_reach_the_hidden_test_at_build_time(attack: str, instan
                                                              tmp_path):
     tricks, evidence = ATTACKS[attack]
     forger = _write_forger(tmp_path, real_dataset, instance_id, tricks)
-    outcome = grade_forger(provider, real_dataset, forger, canaries=False)
+    # The channel on its own: no canaries, and no answer key (its rewrite of the hidden test
+    # changes the text these attacks compile into the solution; an attack written for the
+    # rewritten text meets the same solo build).
+    outcome = grade_forger(provider, real_dataset, forger, canaries=False, key=False)
     assert not outcome.verdict.resolved, (attack, instance_id)
     assert outcome.verdict.reason == Reason.SOLUTION_NEEDS_TESTS, (attack, instance_id, outcome.verdict)
     assert evidence in outcome.verdict.detail, (attack, outcome.verdict.detail)
