@@ -157,7 +157,9 @@ def test_an_always_equal_type_passes_its_copy_and_is_caught(attack: Path, provid
     fallback; measured with the former planter). java__connect's Winner is an editor file:
     replacing it is dropped, so there the real tests fail as well."""
     meta = json.loads((attack / "forger.json").read_text())
-    outcome = grade_forger(provider, real_dataset, attack)
+    # The canaries on their own: C++'s answer key off (with it, cpp__perfect-numbers' assertions
+    # are all converted and the key catches the attack: tests/test_cpp_key_grading.py).
+    outcome = grade_forger(provider, real_dataset, attack, key=False)
     assert any(canary.mutation for canary in outcome.canaries), meta["instance_id"]
     assert not outcome.verdict.resolved, outcome.verdict
     if meta.get("expect") == "provided_type":
@@ -175,6 +177,6 @@ def test_the_reference_with_the_same_canaries_resolves(attack: Path, provider, r
     control = tmp_path / "control"
     shutil.copytree(real_dataset / "references" / meta["instance_id"], control / "files")
     (control / "forger.json").write_text(json.dumps(meta))
-    outcome = grade_forger(provider, real_dataset, control)
+    outcome = grade_forger(provider, real_dataset, control, key=False)  # as the attack runs
     assert any(canary.mutation for canary in outcome.canaries), meta["instance_id"]
     assert outcome.verdict.resolved, outcome.verdict
