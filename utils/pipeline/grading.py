@@ -130,8 +130,9 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
             apply_method = apply_patch(tree, filtered.text)
         except PatchError as error:
             log(f"patch did not apply: {error}")
-            return GradingOutcome(verdict=Verdict(False, Reason.PATCH_APPLY_FAILED, str(error)), filtered=filtered, apply_method=None,
-                                  results=TestResults(), exec_result=None, eval_script="", seconds=time.monotonic() - started)
+            return GradingOutcome(verdict=Verdict(False, Reason.PATCH_APPLY_FAILED, str(error)), filtered=filtered,
+                                  apply_method=None, results=TestResults(), exec_result=None, eval_script="",
+                                  seconds=time.monotonic() - started)
         irregular = irregular_entries(tree)
         if irregular:
             return _not_regular(filtered, apply_method, irregular, started, log)
@@ -141,8 +142,10 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         refused = source_policy_refusals(tree, request, filtered)
         if refused:
             log(f"source policy: {summary(refused, limit=20)}")
-            return GradingOutcome(verdict=Verdict(False, Reason.FORBIDDEN_CONSTRUCT, summary(refused)), filtered=filtered, apply_method=apply_method,
-                                  results=TestResults(), exec_result=None, eval_script="", seconds=time.monotonic() - started, guarded=guarded)
+            return GradingOutcome(verdict=Verdict(False, Reason.FORBIDDEN_CONSTRUCT, summary(refused)),
+                                  filtered=filtered, apply_method=apply_method, results=TestResults(),
+                                  exec_result=None, eval_script="", seconds=time.monotonic() - started,
+                                  guarded=guarded)
         unskip_tree(tree, request.language)
         converted = convert_assertions(tree, request)
         if converted:
@@ -174,14 +177,17 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
     if solo is not None:
         verdict = solo_build_verdict(solo)
         log(f"verdict {verdict.reason}: {verdict.detail}")
-        return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=TestResults(), exec_result=exec_result, eval_script=eval_script.text,
-                              seconds=time.monotonic() - started, guarded=guarded, canaries=planted, isolation=eval_script.isolation)
+        return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=TestResults(),
+                              exec_result=exec_result, eval_script=eval_script.text,
+                              seconds=time.monotonic() - started, guarded=guarded, canaries=planted,
+                              isolation=eval_script.isolation)
     results = request.language.parse_results(report)
     observations = observed(report, request, planted)
     planter = request.language.canaries
-    real, own = separate(results, planted, planter.leaf if planter else lambda name: None,
+    leaf = planter.leaf if planter else lambda name: None
+    real, own = separate(results, planted, leaf,
                          lambda case: request.language.defined_in_hidden(case, request.hidden_paths))
-    real, variant_cases = split_variants(real, planted_variants, planter.leaf if planter else lambda name: None)
+    real, variant_cases = split_variants(real, planted_variants, leaf)
     if exec_result.disk_exceeded:
         verdict = Verdict(False, Reason.DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
     else:
@@ -189,10 +195,11 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
                                    request.expected_tests, request.expected_skips, request.grading_mode)
         verdict = key_verdict(verdict, request, observations)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
-    return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=results, exec_result=exec_result, eval_script=eval_script.text,
-                          seconds=time.monotonic() - started, guarded=guarded, canaries=planted, real_results=real, canary_cases=own, isolation=eval_script.isolation,
-                          variant_cases=variant_cases, variants_planted=len(planted_variants),
-                          converted=converted, observations=observations)
+    return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=results,
+                          exec_result=exec_result, eval_script=eval_script.text, seconds=time.monotonic() - started,
+                          guarded=guarded, canaries=planted, real_results=real, canary_cases=own,
+                          isolation=eval_script.isolation, variant_cases=variant_cases,
+                          variants_planted=len(planted_variants), converted=converted, observations=observations)
 
 
 def convert_assertions(tree: Path, request: GradingRequest) -> frozenset[str]:
