@@ -220,7 +220,9 @@ def test_two_nodes_grade_with_identical_tags_and_the_docker_backends_verdicts(
     def verdicts(outcome):
         return {i: (r.eval_result, r.reason, tuple(sorted(r.test_names))) for i, r in outcome.results.items()}
 
-    assert verdicts(remote) == verdicts(local)
+    errors = {i: r.detail[-2000:] for outcome in (local, remote) for i, r in outcome.results.items()
+              if r.eval_result == "error"}
+    assert verdicts(remote) == verdicts(local), f"errors and their tracebacks: {errors}"
     assert remote.report["resolved_instances"] == len(ids) == len(EQUIVALENCE_SAMPLE)
     assert {r.grading_isolation for r in remote.results.values()} == {"trusted_process", "in_process"}
     graded_a = created(docker_client, started).get("grading", 0)

@@ -91,6 +91,17 @@ class Candidate:
         return Variant(self.test, edits)
 
 
+@dataclass(frozen=True)
+class VariantDeriver:
+    """A language's variants (LanguageSpec.variants): `derive` reads one test's text (as
+    `Planter.find_units` spans it) into its candidates; `read` turns a probe's observed text
+    (what follows OBSERVED in its failure message) into (the value, for `is_plain_literal` and
+    the comparison with the original; the literal written in the expected value's place), or
+    None where the text is no literal the test can state."""
+    derive: Callable[[str, str, random.Random], list[Candidate]]
+    read: Callable[[str], tuple[object, str] | None]
+
+
 # --- the input mutations (pure) -------------------------------------------------------------
 
 def mutate_int(value: int, rng: random.Random, others: Sequence[int] = ()) -> int | None:

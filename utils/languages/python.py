@@ -12,6 +12,7 @@ from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTRO
 from ..outcomes import Reason
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, call_arguments, constructed_point,
                                 line_end, list_element, plant_after)
+from . import python_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -241,6 +242,7 @@ LANGUAGE = LanguageSpec(
         "with `PYTHONPATH=. python3 /tmp/check.py`."
     ),
     canaries=PLANTER,
+    variants=python_variants.DERIVER,
     image_recipe="python",
     version_command="python3 -m pytest --version",
     source_policy=SOURCE_POLICY,

@@ -21,7 +21,7 @@ import random
 import re
 from typing import Iterator
 
-from ..judging.variants import OBSERVED, Candidate, mutate_int, mutate_str, reorder
+from ..judging.variants import OBSERVED, Candidate, VariantDeriver, mutate_int, mutate_str, reorder
 
 _EQUAL = {"assertEqual", "assertEquals", "assertIs", "assertCountEqual", "assertListEqual", "assertDictEqual",
           "assertSetEqual", "assertTupleEqual", "assertSequenceEqual", "assertMultiLineEqual"}
@@ -195,3 +195,14 @@ class _Offsets:
 
     def span(self, node: ast.AST) -> tuple[int, int]:
         return self.at(node.lineno, node.col_offset), self.at(node.end_lineno, node.end_col_offset)
+
+
+def read(observed: str) -> tuple[object, str] | None:
+    """A probe reports `repr(actual)`: a Python literal is its own text."""
+    try:
+        return ast.literal_eval(observed), observed
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+DERIVER = VariantDeriver(derive=derive, read=read)

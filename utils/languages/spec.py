@@ -23,6 +23,7 @@ from ..judging.canaries import Planter
 from ..judging.patches import SuspiciousFragment
 from ..judging.runner_results import TestCase, TestResults
 from ..judging.source_policy import SourcePolicy
+from ..judging.variants import VariantDeriver
 
 
 def path_matches(path: str, pattern: str) -> bool:
@@ -245,6 +246,9 @@ class LanguageSpec:
     # Hidden assertions rewritten to report values the host compares with a key recorded at
     # preparation (utils/judging/answer_key.py; None: every assertion runs in-process).
     answer_key: AnswerKey | None = None
+    # Fresh variants of the hidden tests, derived at preparation (utils/judging/variants.py,
+    # utils/pipeline/variant_recording.py; None: the language has none).
+    variants: VariantDeriver | None = None
     # The tests a hidden test file (path, un-skipped text) leaves skipped on purpose, by the
     # names the runner reports, read from its source alone (jest's `test.skip`): grading
     # allows them even when no reference run recorded `expected_skips`.

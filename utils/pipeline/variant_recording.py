@@ -1,6 +1,6 @@
 """Recording fresh variants at preparation (issue 35; utils/judging/variants.py).
 
-For every instance of a language with a variant deriver (`DERIVERS`) whose reference resolved:
+For every instance of a language with a variant deriver (`LanguageSpec.variants`) whose reference resolved:
 1. every test's candidates (one input changed) are planted as probes on the reference solution,
    in the grading image, through grading itself (`GradingRequest.variants`): a probe reports
    the value the reference returns for the new input (or, for an error test, passes when the
@@ -15,7 +15,6 @@ Per exercise, how many tests gave a variant and why the others did not (`variant
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import random
@@ -34,7 +33,6 @@ from ..judging.canaries import test_files
 from ..judging.regular_files import read_regular
 from ..judging.runner_results import PASSED
 from ..languages import LANGUAGES, matches_any
-from ..languages import python_variants
 from ..records.dataset import Instance, load_dataset
 from ..records.instance_repo import checkout_commit
 from ..seam.image_settings import ImageSettings
@@ -42,12 +40,6 @@ from ..seam.registry import open_provider
 from .expected_tests import _with_retries, reference_patch
 from .grading import GradingRequest, grade
 from .pools import Sandboxes
-
-# A language's candidates for one test: (its text, its name, a seeded rng) -> candidates.
-DERIVERS: dict[str, Callable[[str, str, random.Random], list[v.Candidate]]] = {
-    "python": python_variants.derive,
-}
-
 
 @dataclass(frozen=True)
 class VariantRecord:
@@ -62,7 +54,7 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
     recording (never from the instance and the test alone: a solution that runs this code on the
     public tests would know every variant's input, red team 3), the instance and the test. The
     record is kept in the recordings cache, so a resumed preparation keeps its variants."""
-    derive = DERIVERS[instance.language]
+    derive = instance.language_spec.variants.derive
     planter = instance.language_spec.canaries
     secret = secret if secret is not None else secrets.token_hex(16)
     found: dict[str, list[v.Candidate]] = {}
@@ -74,14 +66,16 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
     return found
 
 
-def choose(candidates: Mapping[str, list[v.Candidate]], cases: Mapping[str, object]) -> tuple[dict[str, v.Variant], Counter]:
+def choose(candidates: Mapping[str, list[v.Candidate]], cases: Mapping[str, object],
+           read: Callable[[str], tuple[object, str] | None]) -> tuple[dict[str, v.Variant], Counter]:
     """Per test, the first candidate that qualifies (its probe's case in `cases`, keyed
-    `test#index`), and for the others why the last one did not."""
+    `test#index`; `read`: the language's reader of an observed value), and for the others why
+    the last one did not."""
     chosen, reasons = {}, Counter()
     for test, options in candidates.items():
         reason = v.NO_INPUT
         for index, candidate in enumerate(options):
-            variant, reason = _judge(candidate, cases.get(f"{test}#{index}"))
+            variant, reason = _judge(candidate, cases.get(f"{test}#{index}"), read)
             if variant is not None:
                 chosen[test] = variant
                 break
@@ -90,7 +84,7 @@ def choose(candidates: Mapping[str, list[v.Candidate]], cases: Mapping[str, obje
     return chosen, reasons
 
 
-def _judge(candidate: v.Candidate, case) -> tuple[v.Variant | None, str]:
+def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str] | None]) -> tuple[v.Variant | None, str]:
     if candidate.expected is None:  # an error test: the probe is the variant itself
         if case is None:
             return None, v.NOT_REPORTED
@@ -98,15 +92,15 @@ def _judge(candidate: v.Candidate, case) -> tuple[v.Variant | None, str]:
     literal, reason = v.observed_literal(case)
     if literal is None:
         return None, reason
-    try:
-        value = ast.literal_eval(literal)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    read_back = read(literal)
+    if read_back is None:
         return None, v.NOT_A_LITERAL
-    if not v.is_plain_literal(value) or len(literal) > v.MAX_LITERAL:
+    value, written = read_back
+    if not v.is_plain_literal(value) or len(written) > v.MAX_LITERAL:
         return None, v.NOT_A_LITERAL
     if _same(value, candidate.original):
         return None, v.SAME_EXPECTED
-    return candidate.variant(literal), v.KEPT
+    return candidate.variant(written), v.KEPT
 
 
 def _same(value: object, original: object) -> bool:
@@ -127,7 +121,7 @@ def record_instance(sandboxes: Sandboxes, image: str, instance: Instance, test_t
                        for index, candidate in enumerate(options))
         patch = reference_patch(instance)
         first = _grade(sandboxes, image, instance, tree, patch, probes, test_timeout) if probes else {}
-        chosen, reasons = choose(candidates, first)
+        chosen, reasons = choose(candidates, first, instance.language_spec.variants.read)
         second = _grade(sandboxes, image, instance, tree, patch, tuple(chosen.values()), test_timeout) if chosen else {}
     kept = tuple(variant for test, variant in chosen.items()
                  if test in second and second[test].outcome == PASSED)
@@ -147,7 +141,7 @@ def _grade(sandboxes: Sandboxes, image: str, instance: Instance, tree: Path, pat
 
 
 def eligible(instance: Instance) -> bool:
-    return (instance.language in DERIVERS and instance.expected_tests is not None
+    return (instance.language_spec.variants is not None and instance.expected_tests is not None
             and instance.grading_mode == "tests")
 
 

@@ -33,6 +33,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from ...languages import LANGUAGES
 from ...seam.agent import PreparedAgent, agent_images
@@ -76,6 +77,16 @@ def _get(refs, what: str, timeout: float | None = None):
     except Exception as error:  # noqa: BLE001 - every Ray failure is the sandbox's failure here
         cause = "the Ray node or worker was lost" if _lost(error) else "Ray failed"
         raise SandboxError(f"{what}: {cause}: {type(error).__name__}: {str(error).splitlines()[0][:300]}") from error
+
+
+def _submitted(submit: Callable[[], object], what: str):
+    """`submit()` (an actor created, a task submitted): a failure there (an actor already dead,
+    a driver reconnecting) is the sandbox's failure too, so a grading retries it like any other
+    infrastructure failure instead of ending in `unexpected_error`."""
+    try:
+        return submit()
+    except Exception as error:  # noqa: BLE001 - every Ray failure is the sandbox's failure here
+        raise SandboxError(f"{what}: Ray refused it: {type(error).__name__}: {str(error)[:300]}") from error
 
 
 # --- on the nodes ----------------------------------------------------------------------------
@@ -210,11 +221,13 @@ class RaySandbox:
         self.engine = ""  # the node's engine, once started
 
     def start(self) -> "RaySandbox":
-        self.actor = _actor_class().options(num_cpus=0, resources={RESOURCE: 1}, max_restarts=0, max_task_retries=0,
-                                         max_concurrency=4, scheduling_strategy="SPREAD").remote(
-            self.spec, self.run_id, self.instance_id)
         try:
-            self.engine = _get(self.actor.start.remote(), f"starting a {self.spec.role} sandbox", START_TIMEOUT_S)
+            self.actor = _submitted(lambda: _actor_class().options(
+                num_cpus=0, resources={RESOURCE: 1}, max_restarts=0, max_task_retries=0, max_concurrency=4,
+                scheduling_strategy="SPREAD").remote(self.spec, self.run_id, self.instance_id),
+                f"creating a {self.spec.role} sandbox's actor")
+            what = f"starting a {self.spec.role} sandbox"
+            self.engine = _get(_submitted(self.actor.start.remote, what), what, START_TIMEOUT_S)
         except SandboxError:
             self._kill_actor()
             raise
@@ -229,7 +242,8 @@ class RaySandbox:
     def _call(self, method: str, *args):
         if self.actor is None:
             raise SandboxError("the sandbox is not started")
-        return _get(getattr(self.actor, method).remote(*args), f"{method} in the {self.spec.role} sandbox")
+        what = f"{method} in the {self.spec.role} sandbox"
+        return _get(_submitted(lambda: getattr(self.actor, method).remote(*args), what), what)
 
     def exec(self, command: str, timeout: int, workdir: str = "/testbed",
              environment: dict[str, str] | None = None, guard_disk: bool = False,
