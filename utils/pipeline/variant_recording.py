@@ -37,7 +37,7 @@ from ..records.dataset import Instance, load_dataset
 from ..records.instance_repo import checkout_commit
 from ..seam.image_settings import ImageSettings
 from ..seam.registry import open_provider
-from .expected_tests import _with_retries, reference_patch
+from .expected_tests import with_retries, reference_patch
 from .grading import GradingRequest, grade
 from .pools import Sandboxes
 
@@ -188,7 +188,7 @@ def record_variants(dataset_dir: Path, workers: int = 2, log: Callable[[str], No
     log(f"recording variants for {len(instances)} instance(s)")
 
     def one(instance: Instance) -> VariantRecord:
-        record = _with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
+        record = with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
         _store(cache(instance.instance_id) if cache else None, record)
         return record
 
