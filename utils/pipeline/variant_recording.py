@@ -188,7 +188,11 @@ def record_variants(dataset_dir: Path, workers: int = 2, log: Callable[[str], No
     log(f"recording variants for {len(instances)} instance(s)")
 
     def one(instance: Instance) -> VariantRecord:
-        record = with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
+        try:
+            record = with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
+        except Exception as error:  # noqa: BLE001 - one exercise's failure costs its variants, not the dataset
+            log(f"{instance.instance_id}: variants not recorded: {type(error).__name__}: {error}")
+            return VariantRecord(instance.instance_id, (), {v.RECORDING_FAILED: 1})  # not cached: a rerun retries
         _store(cache(instance.instance_id) if cache else None, record)
         return record
 
