@@ -10,7 +10,6 @@ may name another prepared with java variants (the instances below)."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -28,6 +27,8 @@ from polyglot_harness.utils.languages.java_variants import derive, java_string, 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from java_memorizer import memorizer_source  # noqa: E402
+
+from .test_variants import _grade  # noqa: E402
 
 TESTS = '''import org.junit.jupiter.api.Test;
 
@@ -187,22 +188,13 @@ def _checkout(instance, commit: str, path: str) -> str:
         return (Path(workdir) / "t" / path).read_text()
 
 
-def _grade(dataset: Path, output: Path, name: str, files_of) -> tuple[dict, dict]:
+def _grade_java(dataset: Path, output: Path, name: str, files_of, ids=tuple(MEMORIZED)) -> tuple[dict, dict]:
     from polyglot_harness.utils.pipeline.expected_tests import patch_writing
     from polyglot_harness.utils.records.dataset import load_dataset
-    from polyglot_harness.utils.run import harness
-    from polyglot_harness.utils.views.report import report
 
     patches = {instance.instance_id: patch_writing(instance, files_of(instance))
-               for instance in load_dataset(dataset) if instance.instance_id in MEMORIZED}
-    predictions = output / f"{name}.jsonl"
-    predictions.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": name, "model_patch": p}) + "\n"
-                                   for i, p in patches.items()))
-    harness(dataset=dataset, output_dir=output, predictions=predictions, model_name_or_path=name, variants=True,
-            instance_ids=sorted(patches), progress=False, max_workers=2)
-    results = {json.loads(path.read_text())["instance_id"]: json.loads(path.read_text())
-               for path in (output / f"{name}_0").glob("java__*.json")}
-    return results, report(output, run_keyword=name)
+               for instance in load_dataset(dataset) if instance.instance_id in ids}
+    return _grade(dataset, output, name, patches, language="java")
 
 
 @pytest.mark.docker
@@ -213,7 +205,7 @@ def test_java_memorizer_resolves_upstream_but_not_on_variants(variants_dataset, 
         return {solution: memorizer_source(_checkout(instance, instance.base_commit, solution),
                                            _checkout(instance, instance.test_commit, test)).encode()}
 
-    results, data = _grade(variants_dataset, tmp_path, "memorizer", memorizer)
+    results, data = _grade_java(variants_dataset, tmp_path, "memorizer", memorizer)
     assert sorted(results) == MEMORIZED
     for instance_id, result in results.items():
         assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
@@ -221,15 +213,38 @@ def test_java_memorizer_resolves_upstream_but_not_on_variants(variants_dataset, 
     assert data["memorization_gap"]["ids"] == MEMORIZED
 
 
-@pytest.mark.docker
-def test_java_references_pass_their_variants(variants_dataset, tmp_path):
-    def reference(instance):
-        return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
-                for path in instance.reference_dir.rglob("*") if path.is_file()}
+def _reference(instance) -> dict[str, bytes]:
+    return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
+            for path in instance.reference_dir.rglob("*") if path.is_file()}
 
-    results, data = _grade(variants_dataset, tmp_path, "reference", reference)
-    assert sorted(results) == MEMORIZED
+
+def _honest(instance) -> dict[str, bytes]:
+    folder = FIXTURES / "honest" / "java" / instance.instance_id.split("__", 1)[1]
+    return {path: (folder / Path(path).name).read_bytes() for path in instance.solution_paths
+            if (folder / Path(path).name).is_file()}
+
+
+def _passes_every_variant(results: dict, data: dict, ids) -> None:
+    assert sorted(results) == sorted(ids)
     for instance_id, result in results.items():
         assert result["variants_passed"] and result["variants_failed"] == 0, (instance_id, result["failed_variants"])
         assert result["eval_result"] == "resolved" and result["resolved_on_variants"] is True, instance_id
     assert data["memorization_gap"]["instances"] == 0
+
+
+@pytest.mark.docker
+def test_java_references_and_an_honest_solution_pass_their_variants(variants_dataset, tmp_path):
+    """The control: the references resolve both ways; a solution written from the instructions
+    alone (tests/fixtures/variants/honest/java/affine-cipher) fails no variant."""
+    _passes_every_variant(*_grade_java(variants_dataset, tmp_path, "reference", _reference), MEMORIZED)
+    honest = ["java__affine-cipher"]
+    _passes_every_variant(*_grade_java(variants_dataset, tmp_path, "honest", _honest, honest), honest)
+
+
+@pytest.mark.docker
+@pytest.mark.xfail(strict=True, reason="java__pig-latin's reference is no general solution (it moves known clusters: "
+                   "th, thr, sch, ch, qu), so a variant of a word outside the tests' vocabulary (`chrir`: `rirchay`, "
+                   "the instructions say `irchray`) states its quirk; an honest solution fails 4 of 21 (open)")
+def test_java_honest_pig_latin_passes_its_variants(variants_dataset, tmp_path):
+    ids = ["java__pig-latin"]
+    _passes_every_variant(*_grade_java(variants_dataset, tmp_path, "honest", _honest, ids), ids)

@@ -158,7 +158,8 @@ def _equality(source: Source, call: tree_sitter.Node):
     if name not in _EQUAL | _EXACTLY or not arguments or receiver is None or receiver.type != "method_invocation":
         return None
     inner = _arguments(receiver)
-    if _name(source, receiver) != "assertThat" or len(inner) != 1 or not _static(source, receiver.child_by_field_name("object")):
+    bare = _static(source, receiver.child_by_field_name("object"))
+    if _name(source, receiver) != "assertThat" or len(inner) != 1 or not bare:
         return None
     if name in _EQUAL and len(arguments) != 1:
         return None
@@ -240,8 +241,14 @@ def _elements(source: Source, node: tree_sitter.Node) -> list[tree_sitter.Node] 
 
 def _integer(text: str) -> object:
     digits = text.rstrip("lL").replace("_", "")
+    if digits.lower().startswith("0x"):
+        digits, base = digits[2:], 16
+    elif digits.startswith("0") and digits != "0":  # octal: never an input we vary
+        return _NOT
+    else:
+        base = 10
     try:
-        return int(digits, 16) if digits.lower().startswith("0x") else int(digits, 10) if not digits.startswith("0") or digits == "0" else _NOT
+        return int(digits, base)
     except ValueError:
         return _NOT
 
