@@ -76,6 +76,11 @@ public class ThingTest {
     }
 
     @Test
+    public void truth() {
+        assertThat(new Queen(2, 3).canAttack(new Queen(4, 7))).isTrue();
+    }
+
+    @Test
     public void enumAndJunit() {
         assertEquals(Winner.PLAYER_X, new Board("XXO").winner());
     }
@@ -123,7 +128,16 @@ def test_java_deriver_skips_indices_callbacks_and_several_assertions_reads_error
     assert enum and enum[0].original == ("enum", "Winner.PLAYER_X")
 
 
+def test_is_true_is_the_slot_written_back():
+    text = _units()["truth"]
+    candidates = derive(text, "truth", random.Random(0))
+    assert candidates and all(c.original is True for c in candidates)
+    assert ").isFalse();" in apply_edits(text, list(candidates[0].variant(read("TZfalse")[1]).edits))
+    assert '"T" + l$.apply(' in apply_edits(text, list(candidates[0].probe("k").edits))
+
+
 @pytest.mark.parametrize("rendered, value, literal", [
+    ("TZtrue", True, "isTrue"), ("TZfalse", False, "isFalse"),
     ("I-5", -5, "-5"), ("J7", 7, "7L"), ("Ztrue", True, "true"), ("C0027", "'", "'\\''"),
     ("S0061000a00e9", "a\né", '"a\\n\\u00e9"'), ("S", "", '""'), ("EGameState.WIN", ("enum", "GameState.WIN"), "GameState.WIN"),
     ("L(S0061,I2)", ["a", 2], 'java.util.List.of("a", 2)'), ("Aint(I1,I2)", [1, 2], "new int[]{1, 2}"),
@@ -133,7 +147,7 @@ def test_read_writes_back_the_literal_of_the_type_returned(rendered, value, lite
     assert read(rendered) == (value, literal)
 
 
-@pytest.mark.parametrize("rendered", ["?", "VL()", "Aint(I1", "L(L(I1))", "ADomino(?)", "EOuter$1.X", "I5x", "VI5"])
+@pytest.mark.parametrize("rendered", ["?", "VL()", "Aint(I1", "L(L(I1))", "ADomino(?)", "EOuter$1.X", "I5x", "VI5", "TI1", "T?"])
 def test_read_refuses_what_it_cannot_write_back(rendered):
     assert read(rendered) is None
 

@@ -7,6 +7,7 @@ anywhere in it) and that statement is one of:
   `Type.NAME`, a `List.of`/`Arrays.asList`/`Collections.singletonList`/`emptyList` or
   `new T[]{...}` of those) or a local bound to one and mentioned nowhere else;
 - `assertThat(ACTUAL).containsExactly(E1, ...)`, each Ei such a scalar literal;
+- `assertThat(ACTUAL).isTrue()` / `.isFalse()`: the method's name is the slot written back;
 - an error test: `assertThatExceptionOfType(X.class).isThrownBy(() -> ...)` (any chain after
   it, e.g. `.withMessage(...)`), `assertThatThrownBy(() -> ...)`, `assertThrows(X.class, () -> ...)`:
   the input is changed in the statements before or in the lambda; the expectation stays.
@@ -19,7 +20,8 @@ we do not decode.
 The probe replaces the assertion statement by `if (true) { ... throw new AssertionError(MARKER
 + rendering); }` (the `if` keeps javac's reachability check quiet): the rendering tags the
 value's run-time type (`I5`, `J5`, `Ztrue`, `C0061`, `S00680069` UTF-16 units in hex, `EType.NAME`,
-`L(...)` a List, `Aint(...)` an array, `V` before an expected list of varargs), so `read` writes
+`L(...)` a List, `Aint(...)` an array; `V` before an expected list of varargs, `T` before the
+boolean of `isTrue()`), so `read` writes
 back the literal of the type the solution returned. Anything else renders `?` (not a literal).
 """
 
@@ -38,6 +40,10 @@ CANDIDATES_PER_TEST = 3
 _INT_MAX = 2 ** 31 - 1
 _EQUAL = {"isEqualTo"}
 _EXACTLY = {"containsExactly"}
+_TRUTH = {"isTrue", "isFalse"}
+# How the expected side is written, told to `read` by the probe's tag (_TAGS).
+EQUAL, VARARGS, BOOLEAN = "equal", "varargs", "boolean"
+_TAGS = {EQUAL: "", VARARGS: "V", BOOLEAN: "T"}
 _RAISES_CHAIN = {"isThrownBy"}
 _RAISES_CALL = {"assertThatThrownBy": 0, "assertThrows": 1}
 _LIST_FACTORIES = {("List", "of"), ("Arrays", "asList"), ("Collections", "singletonList"),
@@ -76,9 +82,9 @@ def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
 class _Shape:
     def __init__(self, inputs: list[tree_sitter.Node], statement: tree_sitter.Node | None = None,
                  actual: tree_sitter.Node | None = None, expected: tree_sitter.Node | None = None,
-                 original: object = None, varargs: bool = False) -> None:
+                 original: object = None, form: str = EQUAL) -> None:
         self.inputs, self.statement, self.actual, self.expected = inputs, statement, actual, expected
-        self.original, self.varargs = original, varargs
+        self.original, self.form = original, form
 
 
 def _statements(body: tree_sitter.Node) -> list[tree_sitter.Node]:
@@ -101,7 +107,10 @@ def _shape(source: Source, method: tree_sitter.Node, body: tree_sitter.Node) -> 
     sides = _equality(source, call)
     if sides is None:
         return None
-    actual, expected, varargs = sides
+    actual, expected, form = sides
+    if form == BOOLEAN:  # `isTrue()`: the method's name is the expected slot
+        return _Shape(before + [actual], statement, actual, (expected[0], expected[0]),
+                      source.text_of(expected[0]) == "isTrue", form)
     binding = None
     if len(expected) == 1 and expected[0].type == "identifier":
         binding = _literal_binding(source, method, before, expected[0])
@@ -111,12 +120,12 @@ def _shape(source: Source, method: tree_sitter.Node, body: tree_sitter.Node) -> 
     values = [_value(source, node) for node in expected]
     if any(value is _NOT for value in values):
         return None
-    if varargs and any(isinstance(value, list) for value in values):
+    if form == VARARGS and any(isinstance(value, list) for value in values):
         return None
-    original = values if varargs else values[0]
+    original = values if form == VARARGS else values[0]
     inputs = [stmt for stmt in before if stmt is not binding] + [actual]
     span = (expected[0], expected[-1])
-    return _Shape(inputs, statement, actual, span, original, varargs)
+    return _Shape(inputs, statement, actual, span, original, form)
 
 
 def _name(source: Source, call: tree_sitter.Node) -> str:
@@ -149,13 +158,18 @@ def _thrower(source: Source, call: tree_sitter.Node) -> tree_sitter.Node | None:
 
 
 def _equality(source: Source, call: tree_sitter.Node):
-    """(actual, [expected nodes], varargs) of `assertThat(A).isEqualTo(E)`,
-    `assertThat(A).containsExactly(E...)` or `assertEquals(E, A)`."""
+    """(actual, [expected nodes], form) of `assertThat(A).isEqualTo(E)`, `assertEquals(E, A)`,
+    `assertThat(A).containsExactly(E...)` (VARARGS) or `assertThat(A).isTrue()` (BOOLEAN: the
+    expected node is the method's name)."""
     name, arguments = _name(source, call), _arguments(call)
     receiver = call.child_by_field_name("object")
     if name == "assertEquals" and len(arguments) == 2 and _static(source, receiver):
-        return arguments[1], [arguments[0]], False
-    if name not in _EQUAL | _EXACTLY or not arguments or receiver is None or receiver.type != "method_invocation":
+        return arguments[1], [arguments[0]], EQUAL
+    if name in _TRUTH and not arguments:
+        arguments = [call.child_by_field_name("name")]
+    elif name not in _EQUAL | _EXACTLY or not arguments:
+        return None
+    if receiver is None or receiver.type != "method_invocation":
         return None
     inner = _arguments(receiver)
     bare = _static(source, receiver.child_by_field_name("object"))
@@ -163,7 +177,7 @@ def _equality(source: Source, call: tree_sitter.Node):
         return None
     if name in _EQUAL and len(arguments) != 1:
         return None
-    return inner[0], arguments, name in _EXACTLY
+    return inner[0], arguments, VARARGS if name in _EXACTLY else BOOLEAN if name in _TRUTH else EQUAL
 
 
 def _static(source: Source, receiver: tree_sitter.Node | None) -> bool:
@@ -399,7 +413,7 @@ def _candidate(source: Source, name: str, edit: tuple[int, int, str], shape: _Sh
     if a_start <= edit[0] and edit[1] <= a_end:  # the input sits in `actual`: the probe reports it changed
         actual = actual[:edit[0] - a_start] + edit[2] + actual[edit[1] - a_start:]
     half = len(OBSERVED) // 2  # the marker never whole in the probe's source
-    tag = '"V" + ' if shape.varargs else ""
+    tag = f'"{_TAGS[shape.form]}" + ' if _TAGS[shape.form] else ""
     probe = (f"if (true) {{ java.util.function.Function<Object, String> s$ = x$ -> {_SCALAR}; "
              f"java.util.function.Function<Object, String> l$ = x$ -> {_LIST}; "
              f"throw new AssertionError({java_string(OBSERVED[:half])} + {java_string(OBSERVED[half:])} + {tag}"
@@ -415,6 +429,8 @@ _ARRAYS = {"int": "int", "long": "long", "char": "char", "java.lang.String": "St
 
 def read(observed: str) -> tuple[object, str] | None:
     """(value, Java literal) of a probe's rendering; None for anything we cannot write back."""
+    if observed in ("TZtrue", "TZfalse"):  # `isTrue()` / `isFalse()`
+        return observed == "TZtrue", "isTrue" if observed == "TZtrue" else "isFalse"
     varargs = observed.startswith("V")
     parsed = _parse(observed[1:] if varargs else observed, 0)
     if parsed is None or parsed[2] != len(observed) - varargs:
