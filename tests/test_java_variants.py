@@ -256,7 +256,8 @@ def test_java_references_and_an_honest_solution_pass_their_variants(variants_dat
 
 
 @pytest.mark.docker
-@pytest.mark.xfail(strict=True, reason="java__pig-latin's reference is no general solution (it moves known clusters: "
+# Not strict: every preparation draws its inputs anew, and a draw may miss the reference's quirks.
+@pytest.mark.xfail(strict=False, reason="java__pig-latin's reference is no general solution (it moves known clusters: "
                    "th, thr, sch, ch, qu), so a variant of a word outside the tests' vocabulary (`chrir`: `rirchay`, "
                    "the instructions say `irchray`) states its quirk; an honest solution fails 4 of 21 (open)")
 def test_java_honest_pig_latin_passes_its_variants(variants_dataset, tmp_path):
