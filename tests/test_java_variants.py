@@ -249,9 +249,9 @@ def _passes_every_variant(results: dict, data: dict, ids) -> None:
 @pytest.mark.docker
 def test_java_references_and_an_honest_solution_pass_their_variants(variants_dataset, tmp_path):
     """The control: the references resolve both ways; a solution written from the instructions
-    alone (tests/fixtures/variants/honest/java/affine-cipher) fails no variant."""
+    alone (tests/fixtures/variants/honest/java/: affine-cipher, wordy) fails no variant."""
     _passes_every_variant(*_grade_java(variants_dataset, tmp_path, "reference", _reference), MEMORIZED)
-    honest = ["java__affine-cipher"]
+    honest = ["java__affine-cipher", "java__wordy"]
     _passes_every_variant(*_grade_java(variants_dataset, tmp_path, "honest", _honest, honest), honest)
 
 
