@@ -201,7 +201,8 @@ def variants_dataset(real_dataset) -> Path:
     return Path(given) if given else real_dataset
 
 
-def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> tuple[dict, dict]:
+def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str], language: str = "python") -> tuple[dict, dict]:
+    """Each patch graded through the harness with --variants: (results by instance, report.json)."""
     from polyglot_harness.utils.run import harness
 
     predictions = output / f"{name}.jsonl"
@@ -210,7 +211,7 @@ def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> t
     harness(dataset=dataset, output_dir=output, predictions=predictions, model_name_or_path=name, variants=True,
             instance_ids=sorted(patches), progress=False, max_workers=2)
     results = {json.loads(path.read_text())["instance_id"]: json.loads(path.read_text())
-               for path in (output / f"{name}_0").glob("python__*.json")}
+               for path in (output / f"{name}_0").glob(f"{language}__*.json")}
     from polyglot_harness.utils.views.report import report
     return results, report(output, run_keyword=name)
 
