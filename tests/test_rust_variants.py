@@ -12,7 +12,6 @@ instances below).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import sys
@@ -30,6 +29,8 @@ from polyglot_harness.utils.languages.rust_variants import derive, read
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from rust_memorizer import memorizer_source  # noqa: E402
+
+from .test_variants import _grade  # noqa: E402 (the harness run with --variants, its results and report)
 
 TESTS = '''use thing::*;
 
@@ -208,20 +209,6 @@ def rust_variants_dataset(request) -> Path:
     developer names one prepared with variants (then the gate's is not prepared)."""
     given = os.environ.get("POLYGLOT_RUST_VARIANTS_DATASET")
     return Path(given) if given else request.getfixturevalue("real_dataset")
-
-
-def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> tuple[dict, dict]:
-    from polyglot_harness.utils.run import harness
-    from polyglot_harness.utils.views.report import report
-
-    predictions = output / f"{name}.jsonl"
-    predictions.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": name, "model_patch": p}) + "\n"
-                                   for i, p in patches.items()))
-    harness(dataset=dataset, output_dir=output, predictions=predictions, model_name_or_path=name, variants=True,
-            instance_ids=sorted(patches), progress=False, max_workers=2)
-    results = {json.loads(path.read_text())["instance_id"]: json.loads(path.read_text())
-               for path in (output / f"{name}_0").glob("rust__*.json")}
-    return results, report(output, run_keyword=name)
 
 
 def _files_at(instance, commit: str, paths) -> dict[str, str]:

@@ -209,8 +209,9 @@ def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> t
                                    for i, p in patches.items()))
     harness(dataset=dataset, output_dir=output, predictions=predictions, model_name_or_path=name, variants=True,
             instance_ids=sorted(patches), progress=False, max_workers=2)
+    # Every language's results: tests/test_rust_variants.py grades with this too.
     results = {json.loads(path.read_text())["instance_id"]: json.loads(path.read_text())
-               for path in (output / f"{name}_0").glob("python__*.json")}
+               for path in (output / f"{name}_0").glob("*__*.json")}
     from polyglot_harness.utils.views.report import report
     return results, report(output, run_keyword=name)
 

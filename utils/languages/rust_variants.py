@@ -549,31 +549,30 @@ class _Reader:
         return (word, value), f"{word}({literal})"
 
     def sequence(self, head: str, inner: str) -> tuple[object, str]:
-        self.take("[")
-        values, literals = [], []
-        while self.tokens[self.at] != "]":
-            if values:
-                self.take(",")
-            value, literal = self.value(inner)
-            values.append(value)
-            literals.append(literal)
-        self.take("]")
+        values, literals = self.items("[", "]", lambda index: inner)
         if not values:  # an empty container's element type may not be inferred
             raise ValueError("empty")
         body = ", ".join(literals)
         return values, {"vec": f"vec![{body}]", "array": f"[{body}]", "slice": f"&[{body}]"}[head]
 
     def tuple(self, shapes: list[str]) -> tuple[object, str]:
-        self.take("(")
+        values, literals = self.items("(", ")", lambda index: shapes[index])
+        if len(values) != len(shapes):
+            raise ValueError("arity")
+        return tuple(values), f"({', '.join(literals)})"
+
+    def items(self, opening: str, closing: str, shape_at) -> tuple[list, list[str]]:
+        """The comma-separated values between `opening` and `closing`, the i-th of shape_at(i)."""
+        self.take(opening)
         values, literals = [], []
-        for index, shape in enumerate(shapes):
-            if index:
+        while self.tokens[self.at] != closing:
+            if values:
                 self.take(",")
-            value, literal = self.value(shape)
+            value, literal = self.value(shape_at(len(values)))
             values.append(value)
             literals.append(literal)
-        self.take(")")
-        return tuple(values), f"({', '.join(literals)})"
+        self.take(closing)
+        return values, literals
 
 
 def _split_shapes(inner: str) -> list[str]:
