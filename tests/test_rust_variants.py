@@ -251,3 +251,26 @@ def test_rust_memorizer_resolves_upstream_but_not_on_variants_and_the_reference_
         assert result["eval_result"] == "resolved" and result["resolved_on_variants"] is True, instance_id
         assert result["variants_failed"] == 0 and result["variants_passed"] > 0, instance_id
     assert data["memorization_gap"]["instances"] == 0
+
+
+# Solutions written from the instructions and the stub alone (never the reference or the tests).
+HONEST = FIXTURES / "honest_rust"
+
+
+@pytest.mark.docker
+def test_honest_rust_solutions_fail_no_variant(rust_variants_dataset, tmp_path):
+    """Every false failure would be a defect of the variants (an input the instructions leave open)."""
+    from polyglot_harness.utils.pipeline.expected_tests import patch_writing
+    from polyglot_harness.utils.records.dataset import load_dataset
+
+    def files(instance) -> dict[str, bytes]:
+        return {"src/lib.rs": (HONEST / instance.task_name / "lib.rs").read_bytes()}
+
+    patches = {instance.instance_id: patch_writing(instance, files(instance))
+               for instance in load_dataset(rust_variants_dataset) if (HONEST / instance.task_name).is_dir()}
+    assert sorted(patches) == ["rust__pig-latin", "rust__say", "rust__wordy"]
+    results, data = _grade(rust_variants_dataset, tmp_path, "honest", patches)
+    for instance_id, result in results.items():
+        assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
+        assert result["resolved_on_variants"] is True and result["variants_passed"] > 0, \
+            (instance_id, result["failed_variants"])
