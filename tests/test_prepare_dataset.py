@@ -500,6 +500,25 @@ def test_a_fast_dataset_knows_robot_names_intended_skip_and_names_the_checks_off
         check_recorded([robot], tmp_path / "out", strict=True)
 
 
+def test_asking_variants_of_a_fast_dataset_names_them_among_the_checks_off(benchmark_checkout, tmp_path, capsys):
+    """--variants on a dataset prepared with --fast: no variant was recorded, so the one warning
+    line names them (the results' variants fields stay null), and --strict refuses."""
+    from polyglot_harness.utils.run import HarnessError, check_recorded
+
+    prepare_dataset(benchmark_checkout, tmp_path / "out", instance_ids=["python__wordy", "go__counter"],
+                    record_expected=False)
+    wordy, counter = sorted(load_dataset(tmp_path / "out"), key=lambda instance: instance.language, reverse=True)
+    assert wordy.variants_missing and not counter.variants_missing, "go has no deriver; build-only needs none"
+    capsys.readouterr()
+    check_recorded([wordy, counter], tmp_path / "out", strict=False)
+    assert "variants (" not in capsys.readouterr().err, "a run that does not ask for variants does not miss them"
+    check_recorded([wordy, counter], tmp_path / "out", strict=False, variants=True)
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and "canaries (1 of 2 instances), variants (1 of 2 instances)" in warning[0]
+    with pytest.raises(HarnessError, match="^--strict: .*variants"):
+        check_recorded([wordy], tmp_path / "out", strict=True, variants=True)
+
+
 def test_strict_refuses_a_fast_dataset_with_one_line_before_anything_starts(tmp_path):
     output = tmp_path / "out"
     assert run_cli("--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output), "--fast",

@@ -201,7 +201,8 @@ def variants_dataset(real_dataset) -> Path:
     return Path(given) if given else real_dataset
 
 
-def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> tuple[dict, dict]:
+def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str], language: str = "python") -> tuple[dict, dict]:
+    """Each patch graded through the harness with --variants: (results by instance, report.json)."""
     from polyglot_harness.utils.run import harness
 
     predictions = output / f"{name}.jsonl"
@@ -209,9 +210,8 @@ def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> t
                                    for i, p in patches.items()))
     harness(dataset=dataset, output_dir=output, predictions=predictions, model_name_or_path=name, variants=True,
             instance_ids=sorted(patches), progress=False, max_workers=2)
-    # Every language's results: tests/test_rust_variants.py grades with this too.
     results = {json.loads(path.read_text())["instance_id"]: json.loads(path.read_text())
-               for path in (output / f"{name}_0").glob("*__*.json")}
+               for path in (output / f"{name}_0").glob(f"{language}__*.json")}
     from polyglot_harness.utils.views.report import report
     return results, report(output, run_keyword=name)
 
@@ -313,3 +313,32 @@ def test_variant_inputs_cannot_be_derived_from_the_public_tests_without_the_reco
     assert inputs("a fixed secret") == inputs("a fixed secret")  # one recording is reproducible
     assert inputs("a fixed secret") != inputs("another secret")
     assert inputs(None) != inputs(None)  # drawn afresh by every recording
+
+
+@pytest.mark.docker
+def test_an_instance_whose_recording_raises_loses_its_variants_not_the_preparation(variants_dataset, monkeypatch):
+    """One exercise's recording failure (a deriver's bug on some test text) is logged and counted
+    (`recording_failed`), not cached, and the other instances still record: a preparation of 225
+    never dies for one exercise's variants."""
+    from polyglot_harness.utils.judging.variants import RECORDING_FAILED
+    from polyglot_harness.utils.pipeline import variant_recording
+    from polyglot_harness.utils.records.dataset import load_dataset
+
+    instances = {i.instance_id: i for i in load_dataset(variants_dataset) if i.instance_id in MEMORIZED[:2]}
+    broken, fine = sorted(instances)
+    real = variant_recording.candidates_of
+
+    def candidates_of(instance, tree, secret=None):
+        if instance.instance_id == broken:
+            raise ValueError("a deriver bug")
+        return real(instance, tree, secret)
+
+    monkeypatch.setattr(variant_recording, "load_dataset", lambda _: list(instances.values()))
+    monkeypatch.setattr(variant_recording, "candidates_of", candidates_of)
+    stored, lines = [], []
+    records = variant_recording.record_variants(variants_dataset, workers=2, log=lines.append,
+                                                cache=lambda instance_id: stored.append(instance_id) or None)
+    assert records[broken].variants == () and records[broken].counts == {RECORDING_FAILED: 1}
+    assert any(line.startswith(f"{broken}: variants not recorded: ValueError: a deriver bug") for line in lines)
+    assert records[fine].variants and records[fine].counts.get("kept"), "the other instance still records"
+    assert stored.count(broken) == 1 and stored.count(fine) == 2, "looked up once each; only the good one stored"

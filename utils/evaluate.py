@@ -114,7 +114,8 @@ class Evaluator:
         try:
             self.config = run_config(checked({"dataset": dataset, **settings}))
             self.instances = {instance.instance_id: instance for instance in load_dataset(self.config.dataset)}
-            check_recorded(list(self.instances.values()), self.config.dataset, self.config.strict)
+            check_recorded(list(self.instances.values()), self.config.dataset, self.config.strict,
+                           self.config.variants)
         except (HarnessError, DatasetError) as error:
             raise EvaluateError(str(error)) from None
         self.run_id = f"eval{time.strftime('%m%d%H%M%S')}{secrets.token_hex(2)}"

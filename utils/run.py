@@ -275,7 +275,7 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
     predicted = _read_predictions(config.predictions, instances) if config.predictions else None
     if predicted is not None:
         instances = [instance for instance in instances if instance.instance_id in predicted]
-    check_recorded(instances, config.dataset, config.strict)
+    check_recorded(instances, config.dataset, config.strict, config.variants)
     agent = (PreparedAgent(name="predictions", tree=None, agent_hash="predictions") if predicted is not None
              else _prepare_agent(config, workdir))
     for warning in agent.warnings:
@@ -288,10 +288,11 @@ def plan_run(config: RunConfig, workdir: Path) -> RunPlan:
     return RunPlan(config=config, instances=tuple(instances), agent=agent, resume_key=key, previous=previous, predicted=predicted, finished_attempts=partial)
 
 
-def check_recorded(instances: Sequence[Instance], dataset: Path, strict: bool) -> None:
+def check_recorded(instances: Sequence[Instance], dataset: Path, strict: bool, variants: bool = False) -> None:
     """Say once, loudly, which grading checks this run cannot make because the dataset lacks
-    what they need (prepared with --fast); with `strict`, refuse to run instead."""
-    problem = missing_recordings(instances, dataset)
+    what they need (prepared with --fast; with `variants`, the run asks for variants too);
+    with `strict`, refuse to run instead."""
+    problem = missing_recordings(instances, dataset, variants)
     if problem is None:
         return
     if strict:
@@ -299,11 +300,12 @@ def check_recorded(instances: Sequence[Instance], dataset: Path, strict: bool) -
     print(f"warning: {problem}", file=sys.stderr, flush=True)
 
 
-def missing_recordings(instances: Sequence[Instance], dataset: Path) -> str | None:
-    """One line naming the checks off for `instances` and how to prepare properly; None: all on."""
+def missing_recordings(instances: Sequence[Instance], dataset: Path, variants: bool = False) -> str | None:
+    """One line naming the checks off for `instances` (with `variants`: the variants the run
+    asks for and cannot plant) and how to prepare properly; None: all on."""
     off: dict[str, int] = {}
     for instance in instances:
-        for check in instance.checks_off:
+        for check in instance.checks_off + (("variants",) if variants and instance.variants_missing else ()):
             off[check] = off.get(check, 0) + 1
     if not off:
         return None

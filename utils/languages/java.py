@@ -10,6 +10,7 @@ from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTRO
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, Symbol,
                                 TestUnit, apply_edits, brace_depths, built_point, call_arguments, matching_brace)
 from ..judging.runner_results import TestCase
+from . import java_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec
 
 # --- un-skip ----------------------------------------------------------------------------
@@ -252,6 +253,7 @@ LANGUAGE = LanguageSpec(
         "`java -cp /tmp/classes:/tmp/scratch ...`. Gradle may not work offline; don't rely on it."
     ),
     canaries=PLANTER,
+    variants=java_variants.DERIVER,
     image_recipe="java",
     version_command="javac -version",
     source_policy=SOURCE_POLICY,

@@ -216,7 +216,7 @@ def _record(instances: list[Instance], workers: int, ca_bundle: str | None, log:
     sandboxes = Sandboxes(provider, "record-expected")
 
     def one(instance: Instance) -> ReferenceRun:
-        run = _with_retries(lambda: run_reference(sandboxes, images.grading[instance.language], instance, log=log), log)
+        run = with_retries(lambda: run_reference(sandboxes, images.grading[instance.language], instance, log=log), log)
         on_done(run)
         return run
 
@@ -232,7 +232,7 @@ def _record(instances: list[Instance], workers: int, ca_bundle: str | None, log:
 INFRA_RETRIES = 2  # an engine that times out on a busy machine is asked again, as grading does
 
 
-def _with_retries(attempt: Callable[[], ReferenceRun], log: Callable[[str], None]) -> ReferenceRun:
+def with_retries(attempt: Callable[[], ReferenceRun], log: Callable[[str], None]) -> ReferenceRun:
     for number in range(1, INFRA_RETRIES + 2):
         try:
             return attempt()

@@ -37,7 +37,7 @@ from ..records.dataset import Instance, load_dataset
 from ..records.instance_repo import checkout_commit
 from ..seam.image_settings import ImageSettings
 from ..seam.registry import open_provider
-from .expected_tests import _with_retries, reference_patch
+from .expected_tests import with_retries, reference_patch
 from .grading import GradingRequest, grade
 from .pools import Sandboxes
 
@@ -59,7 +59,11 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
     secret = secret if secret is not None else secrets.token_hex(16)
     found: dict[str, list[v.Candidate]] = {}
     for path in test_files(tree, planter, matches_any):
-        text = read_regular(tree, path.relative_to(tree).as_posix()).decode("utf-8", errors="surrogateescape")
+        relative = path.relative_to(tree).as_posix()
+        # Spans as grading finds them: it plants variants in the un-skipped file (a Java
+        # `@Disabled` between `@Test` and the method is inside the pristine test's span).
+        text = instance.language_spec.unskip_text(relative, read_regular(tree, relative).decode(
+            "utf-8", errors="surrogateescape"))
         for unit in planter.find_units(text):
             rng = random.Random(f"{secret}:{instance.instance_id}:{unit.name}")
             found[unit.name] = derive(text[unit.start:unit.end], unit.name, rng)
@@ -188,7 +192,11 @@ def record_variants(dataset_dir: Path, workers: int = 2, log: Callable[[str], No
     log(f"recording variants for {len(instances)} instance(s)")
 
     def one(instance: Instance) -> VariantRecord:
-        record = _with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
+        try:
+            record = with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
+        except Exception as error:  # noqa: BLE001 - one exercise's failure costs its variants, not the dataset
+            log(f"{instance.instance_id}: variants not recorded: {type(error).__name__}: {error}")
+            return VariantRecord(instance.instance_id, (), {v.RECORDING_FAILED: 1})  # not cached: a rerun retries
         _store(cache(instance.instance_id) if cache else None, record)
         return record
 

@@ -211,6 +211,8 @@ class Instance:
     canary_sources: tuple[str, ...] | None = None
     # Fresh variants of the hidden tests, planted when grading asks for them; () when none.
     variants: tuple[Variant, ...] = ()
+    # Whether preparation recorded variants for this instance (a --fast one records none).
+    variants_recorded: bool = False
     # The answer key (MetadataEntry.observation_key): host-side only.
     observation_key: dict[str, tuple[str, ...]] | None = None
 
@@ -227,6 +229,7 @@ class Instance:
             files=entry.files, expected_tests=entry.expected_tests, expected_skips=_skips(entry),
             grading_mode=entry.grading_mode, stub_passes=entry.stub_passes, canary_sources=entry.canary_sources,
             variants=tuple(Variant.from_json(item) for item in entry.variants or ()),
+            variants_recorded=entry.variants is not None,
             observation_key=entry.observation_key,
         )
 
@@ -242,6 +245,13 @@ class Instance:
             return ()  # nothing runs: neither check applies
         recorded = {CHECK_EXPECTED_TESTS: self.expected_tests, CHECK_CANARIES: self.canary_sources}
         return tuple(check for check in CHECKS if recorded[check] is None)
+
+    @property
+    def variants_missing(self) -> bool:
+        """Grading with --variants would plant none here because preparation recorded none
+        (a language with a deriver, tests graded, no recording): the run says so."""
+        return (self.grading_mode != GRADING_BUILD_ONLY and self.language_spec.variants is not None
+                and not self.variants_recorded)
 
 
 def _skips(entry: MetadataEntry) -> tuple[str, ...]:
