@@ -9,6 +9,7 @@ from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CON
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
                                 apply_edits, built_point, call_arguments, constant_point, matching_brace)
+from . import rust_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
 # --- guard ------------------------------------------------------------------------------
@@ -264,6 +265,7 @@ LANGUAGE = LanguageSpec(
         "temporary tests/scratch.rs, run `cargo test --offline --test scratch`, then delete it."
     ),
     canaries=PLANTER,
+    variants=rust_variants.DERIVER,
     image_recipe="rust",
     version_command="cargo --version",
     source_policy=SOURCE_POLICY,
