@@ -51,7 +51,7 @@ fn built_by_a_helper() {
 
 #[test]
 fn compared_with_equals() {
-    assert!(num("1.0") == num("1.00"));
+    assert!(num("1.0") + num("0.0") == num("1.00"));
 }
 
 #[test]
@@ -90,6 +90,21 @@ def test_rust_a_literal_inside_an_expected_value_built_by_calls_is_the_point():
     assert rust_points("compared_with_equals") == ['"1.00"']
     assert rust_points("expected_in_a_local") == ["2031"]
     assert rust_points("expected_as_the_helpers_last_argument") == ['"Cx"']
+
+
+def test_rust_two_sides_that_differ_only_in_literals_are_a_relation_with_no_built_point():
+    """`assert_eq!(info.name_for("TGT"), info.name_for("TGY"))` (rust__nucleotide-codons): the
+    right side's "TGY" is an input, and a copy that changed it to "TGC" (cysteine too) passed
+    on the reference at grading, `canary_passed` for a correct solution (1 of 4 oracle gradings,
+    the rust variants helper, 2026-11-28). A side built differently keeps its point."""
+    relation = ('fn cysteine_tgy() {\n    let info = parse(make_pairs());\n'
+                '    assert_eq!(info.name_for("TGT"), info.name_for("TGY"));\n}\n')
+    assert rust.built_assertions(relation) == []
+    assert rust.built_assertions('assert!(f(12) == f(-3));') == []
+    (sum_point,) = rust.built_assertions('assert_eq!(decimal("0.1") + decimal("0.2"), decimal("0.3"));')
+    assert sum_point.value == "0.3" and sum_point.built
+    (compared,) = rust.built_assertions('assert!(a + b == decimal("2.0"));')
+    assert compared.value == "2.0"
 
 
 def test_rust_a_test_with_a_literal_assertion_keeps_it():
@@ -157,8 +172,8 @@ def test_rust_copy_changes_the_built_value_and_must_fail_with_libtests_format(tm
     assert canary.carries_secret("assertion `left == right` failed\n  left: Num(3)\n right: Num(9)")
     assert not canary.carries_secret("assertion failed: x")
     equals = next(c for c in canaries if c.source == "compared_with_equals")
-    assert equals.carries_secret(f"assertion failed: num(\"1.0\") == num({equals.mutation.literal})")
-    assert not equals.carries_secret('assertion failed: num("1.0") == num("1.00")')
+    assert equals.carries_secret(f"assertion failed: num(\"1.0\") + num(\"0.0\") == num({equals.mutation.literal})")
+    assert not equals.carries_secret('assertion failed: num("1.0") + num("0.0") == num("1.00")')
 
 
 def test_java_copy_changes_the_constructor_argument_and_must_fail_with_assertjs_format(tmp_path):

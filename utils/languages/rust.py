@@ -8,7 +8,8 @@ from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
-                                apply_edits, built_point, call_arguments, constant_point, matching_brace)
+                                apply_edits, built_point, call_arguments, constant_point, matching_brace,
+                                same_up_to_literals)
 from . import rust_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
@@ -138,7 +139,7 @@ def built_assertions(test: str) -> list[Assertion]:
     found = []
     for match in _ASSERT_EQ.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
-        if spans and len(spans) == 2:
+        if spans and len(spans) == 2 and not same_up_to_literals(test[slice(*spans[0])], test[slice(*spans[1])]):
             # The right side only: the left is the solution's call by the tests' convention, and
             # a literal there is its input (`unwrap_or(0)`, a puzzle), not the expected value.
             point = built_point(test, _bound_expression(test, spans[1]) or spans[1])
@@ -147,7 +148,8 @@ def built_assertions(test: str) -> list[Assertion]:
     for match in _ASSERT.finditer(test):
         spans = call_arguments(test, match.end() - 1, quotes="\"")
         right = _right_of_equals(test, spans[0]) if spans and len(spans) == 1 else None
-        point = built_point(test, right) if right else None
+        relation = right is not None and same_up_to_literals(test[spans[0][0]:right[0] - 2], test[slice(*right)])
+        point = built_point(test, right) if right and not relation else None
         if point is not None:
             found.append(Assertion.at(point, lambda new: rf"^assertion failed: .*{re.escape(literal(new))}.*$", built=True))
     for match in _CALL_STATEMENT.finditer(test):
