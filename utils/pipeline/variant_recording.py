@@ -59,7 +59,9 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
     secret = secret if secret is not None else secrets.token_hex(16)
     found: dict[str, list[v.Candidate]] = {}
     for path in test_files(tree, planter, matches_any):
-        text = read_regular(tree, path.relative_to(tree).as_posix()).decode("utf-8", errors="surrogateescape")
+        relative = path.relative_to(tree).as_posix()
+        # As grading plants them: in the un-skipped text (jest's `xtest(` is no test unit).
+        text = instance.language_spec.unskip_text(relative, read_regular(tree, relative).decode("utf-8", errors="surrogateescape"))
         for unit in planter.find_units(text):
             rng = random.Random(f"{secret}:{instance.instance_id}:{unit.name}")
             found[unit.name] = derive(text[unit.start:unit.end], unit.name, rng)
