@@ -34,6 +34,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from js_memorizer import memorizer_source  # noqa: E402
 
+from .test_variants import _grade, _hidden_test, _patches  # noqa: E402  (harness runs with --variants, one language)
+
 SPEC = """import { f, g, Thing } from './thing';
 
 describe('thing', () => {
@@ -217,42 +219,15 @@ def js_variants_dataset(real_dataset) -> Path:
     return Path(given) if given else real_dataset
 
 
-def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> tuple[dict, dict]:
-    from polyglot_harness.utils.run import harness
-    from polyglot_harness.utils.views.report import report
-
-    predictions = output / f"{name}.jsonl"
-    predictions.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": name, "model_patch": p}) + "\n"
-                                   for i, p in patches.items()))
-    harness(dataset=dataset, output_dir=output, predictions=predictions, model_name_or_path=name, variants=True,
-            instance_ids=sorted(patches), progress=False, max_workers=2)
-    results = {data["instance_id"]: data for data in (json.loads(path.read_text())
-                                                       for path in (output / f"{name}_0").glob("javascript__*.json"))}
-    return results, report(output, run_keyword=name)
-
-
-def _patches(dataset: Path, files_of) -> dict[str, str]:
-    from polyglot_harness.utils.pipeline.expected_tests import patch_writing
-    from polyglot_harness.utils.records.dataset import load_dataset
-
-    return {instance.instance_id: patch_writing(instance, files_of(instance))
-            for instance in load_dataset(dataset) if instance.instance_id in MEMORIZED}
-
-
-def _hidden_spec(instance) -> str:
-    import tempfile
-
-    from polyglot_harness.utils.records.instance_repo import checkout_commit
-
-    with tempfile.TemporaryDirectory() as workdir:
-        checkout_commit(instance.grading_repo_dir, instance.test_commit, Path(workdir) / "t")
-        return next((Path(workdir) / "t" / path).read_text() for path in instance.hidden_paths if path.endswith(".spec.js"))
-
-
 @pytest.mark.docker
 def test_js_memorizer_resolves_upstream_but_not_on_variants(js_variants_dataset, tmp_path):
-    results, data = _grade(js_variants_dataset, tmp_path, "memorizer", _patches(
-        js_variants_dataset, lambda instance: {instance.solution_paths[0]: memorizer_source(_hidden_spec(instance)).encode()}))
+    def memorizer(instance):
+        if instance.instance_id not in MEMORIZED:
+            return None
+        return {instance.solution_paths[0]: memorizer_source(_hidden_test(instance, ".spec.js")).encode()}
+
+    results, data = _grade(js_variants_dataset, tmp_path, "memorizer", _patches(js_variants_dataset, memorizer),
+                           "javascript")
     assert sorted(results) == MEMORIZED
     for instance_id, result in results.items():
         assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
@@ -267,10 +242,13 @@ def test_js_references_pass_their_variants(js_variants_dataset, tmp_path):
     """The control: the references resolve both ways (the trusted process's report carries
     every variant's case)."""
     def reference(instance):
+        if instance.instance_id not in MEMORIZED:
+            return None
         return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
                 for path in instance.reference_dir.rglob("*") if path.is_file()}
 
-    results, data = _grade(js_variants_dataset, tmp_path, "reference", _patches(js_variants_dataset, reference))
+    results, data = _grade(js_variants_dataset, tmp_path, "reference", _patches(js_variants_dataset, reference),
+                           "javascript")
     assert sorted(results) == MEMORIZED
     for instance_id, result in results.items():
         assert result["variants_passed"] and result["variants_failed"] == 0, (instance_id, result["failed_variants"])

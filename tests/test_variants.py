@@ -201,7 +201,7 @@ def variants_dataset(real_dataset) -> Path:
     return Path(given) if given else real_dataset
 
 
-def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> tuple[dict, dict]:
+def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str], language: str = "python") -> tuple[dict, dict]:
     from polyglot_harness.utils.run import harness
 
     predictions = output / f"{name}.jsonl"
@@ -210,7 +210,7 @@ def _grade(dataset: Path, output: Path, name: str, patches: dict[str, str]) -> t
     harness(dataset=dataset, output_dir=output, predictions=predictions, model_name_or_path=name, variants=True,
             instance_ids=sorted(patches), progress=False, max_workers=2)
     results = {json.loads(path.read_text())["instance_id"]: json.loads(path.read_text())
-               for path in (output / f"{name}_0").glob("python__*.json")}
+               for path in (output / f"{name}_0").glob(f"{language}__*.json")}
     from polyglot_harness.utils.views.report import report
     return results, report(output, run_keyword=name)
 
@@ -223,13 +223,13 @@ def _patches(dataset: Path, files_of) -> dict[str, str]:
             for instance in load_dataset(dataset) if files_of(instance) is not None}
 
 
-def _hidden_test(instance) -> str:
+def _hidden_test(instance, suffix: str = "_test.py") -> str:
     from polyglot_harness.utils.records.instance_repo import checkout_commit
     import tempfile
 
     with tempfile.TemporaryDirectory() as workdir:
         checkout_commit(instance.grading_repo_dir, instance.test_commit, Path(workdir) / "t")
-        return next((Path(workdir) / "t" / path).read_text() for path in instance.hidden_paths if path.endswith("_test.py"))
+        return next((Path(workdir) / "t" / path).read_text() for path in instance.hidden_paths if path.endswith(suffix))
 
 
 @pytest.mark.docker
