@@ -130,6 +130,21 @@ def test_deriver_reads_locals_hexadecimal_and_errors():
     assert all("toThrow(new Error('negative'))" in apply_edits(units["error"], list(c.variant(None).edits)) for c in error)
 
 
+def test_integer_inputs_keep_zero_and_the_order_of_a_calls_arguments():
+    """twelve-days `recite(1)` became `recite(0)`; beer-song `recite(1, 1)` became `recite(1, 3)`."""
+    def test(call: str) -> str:
+        return f"test('t', () => {{\n  expect({call}).toEqual('x');\n}});"
+
+    for seed in range(40):
+        assert all(c.input_edit[2] != "0" for c in derive(test("recite(1)"), "t", random.Random(seed)))
+        assert derive(test("recite(1, 1)"), "t", random.Random(seed)) == []
+        for candidate in derive(test("recite(7, 2)"), "t", random.Random(seed)):
+            changed = apply_edits(test("recite(7, 2)"), [candidate.input_edit])
+            at = changed.index("recite(") + 7
+            start, count = map(int, changed[at:changed.index(")", at)].split(","))
+            assert start > count
+
+
 @pytest.mark.parametrize("name", ["index is no input", "two assertions", "a callback is logic",
                                   "a float is never expected", "not", "any error", "template"])
 def test_deriver_skips_what_it_cannot_rewrite_exactly(name):
@@ -139,7 +154,8 @@ def test_deriver_skips_what_it_cannot_rewrite_exactly(name):
 def test_reader_takes_json_of_plain_data_only():
     assert read('[1,"a",true,null,{"k":[2]}]') == ([1, "a", True, None, {"k": [2]}], '[1,"a",true,null,{"k":[2]}]')
     assert is_plain_literal(read('{"k":[2]}')[0])
-    for text in ("<not plain data>", "1.5", "[1e3]", "NaN", '{"__proto__":1}', '[{"a":{"__proto__":[]}}]', ""):
+    for text in ("<not plain data>", "1.5", "[1e3]", "NaN", '{"__proto__":1}', '[{"a":{"__proto__":[]}}]', "",
+                 '"On the undefined day"', '["On the null day"]', '{"x":"NaN"}', '"[object Object]"'):
         assert read(text) is None, text
 
 

@@ -290,7 +290,7 @@ def _mutation(source: Source, node: tree_sitter.Node, rng: random.Random,
         hexadecimal = re.search(r"0[xX]([0-9a-fA-F]+)", source.text_of(node))
         if hexadecimal:
             return _mutate_hex(hexadecimal[1], _value(source, node), rng, (start, end), source.text_of(node))
-        new = mutate_int(_value(source, node), rng, numbers)
+        new = _mutate_int(_value(source, node), rng, numbers, _sibling_integers(source, node))
         return None if new is None else (start, end, str(new))
     elements = [source.text_of(item) for item in _named(node)]
     pair = reorder(elements, rng)
@@ -299,6 +299,30 @@ def _mutation(source: Source, node: tree_sitter.Node, rng: random.Random,
     (a0, a1), (b0, b1) = [source.span(_named(node)[index]) for index in pair]
     text = source.text
     return start, end, text[start:a0] + text[b0:b1] + text[a1:b0] + text[a0:a1] + text[b1:end]
+
+
+def _sibling_integers(source: Source, node: tree_sitter.Node) -> list[int]:
+    """The other integer arguments of the call `node` is an argument of."""
+    parent = node.parent
+    if parent is None or parent.type != "arguments":
+        return []
+    values = [_value(source, other) for other in _named(parent) if other != node]
+    return [value for value in values if isinstance(value, int) and not isinstance(value, bool)]
+
+
+def _mutate_int(value: int, rng: random.Random, numbers: list[int], siblings: list[int]) -> int | None:
+    """`mutate_int`, keeping what bounds an input's domain: zero stays zero and non-zero stays
+    non-zero (twelve-days `recite(1)` became `recite(0)`, `On the null day`), and the order of a
+    call's integer arguments (beer-song `recite(1, 1)` became `recite(1, 3)`: three verses from
+    one bottle, an answer the instructions leave open)."""
+    def keeps(new: int) -> bool:
+        return (new == 0) == (value == 0) and all((new > other) - (new < other) == (value > other) - (value < other)
+                                                  for other in siblings)
+    for _ in range(16):
+        new = mutate_int(value, rng, numbers)
+        if new is not None and keeps(new):
+            return new
+    return None
 
 
 def _mutate_hex(digits: str, value: int, rng: random.Random, span: tuple[int, int],
@@ -332,7 +356,22 @@ def read(observed: str) -> tuple[object, str] | None:
         value = json.loads(text, parse_float=_refuse, parse_constant=_refuse)
     except (ValueError, RecursionError):
         return None
-    return (value, text) if "__proto__" not in _keys(value) else None
+    if "__proto__" in _keys(value) or any(word in string for string in _strings(value) for word in _NON_VALUES):
+        return None
+    return value, text
+
+
+# A JS non-value printed into a string: the reference answered an input outside what it handles
+# (twelve-days `recite(52)`: `On the undefined day of Christmas`), an answer no instruction gives.
+_NON_VALUES = ("undefined", "null", "NaN", "Infinity", "[object ")
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, dict)):
+        for item in (value if isinstance(value, list) else [*value, *value.values()]):
+            yield from _strings(item)
 
 
 def _keys(value: object) -> set[str]:
