@@ -216,6 +216,21 @@ def test_jest_cases_of_variants_are_set_apart_by_their_title():
     assert [case.name for case in real.cases] == ["thing.spec.js::thing value"] and own["value"].outcome == "passed"
 
 
+def test_jest_variant_cases_renamed_by_the_canaries_are_still_set_apart():
+    """With canaries, every test of the file runs under a drawn name that `separate` maps back;
+    the variant's case must keep its title's offset for split_variants to find it."""
+    from polyglot_harness.utils.judging.canaries import Canary, separate
+
+    prefix = "thing.spec.js::thing "
+    canary = Canary(source="value", hidden_name="sad owl", expected=1, actual=2, name="value",
+                    renames=(("red fox", "planted name"),))
+    cases = tuple(Case(prefix + title, "passed", leaf_start=len(prefix)) for title in ("sad owl", "red fox", "value"))
+    real, own = separate(Results(cases), [canary], leaf)
+    real, variants = split_variants(real, {"planted name": "value"}, leaf)
+    assert [case.name for case in real.cases] == [prefix + "value"] and list(own) == ["value"]
+    assert variants["value"].outcome == "passed"
+
+
 def test_memorizer_answers_the_spec_and_nothing_else():
     source = memorizer_source(SPEC)
     assert '"[\\"GATTACA\\",42]": ["value", 17]' in source and "export const f = " in source
