@@ -224,13 +224,13 @@ def _patches(dataset: Path, files_of) -> dict[str, str]:
             for instance in load_dataset(dataset) if files_of(instance) is not None}
 
 
-def _hidden_test(instance) -> str:
+def _hidden_test(instance, suffix: str = "_test.py") -> str:
     from polyglot_harness.utils.records.instance_repo import checkout_commit
     import tempfile
 
     with tempfile.TemporaryDirectory() as workdir:
         checkout_commit(instance.grading_repo_dir, instance.test_commit, Path(workdir) / "t")
-        return next((Path(workdir) / "t" / path).read_text() for path in instance.hidden_paths if path.endswith("_test.py"))
+        return next((Path(workdir) / "t" / path).read_text() for path in instance.hidden_paths if path.endswith(suffix))
 
 
 @pytest.mark.docker

@@ -945,7 +945,9 @@ def separate(results, canaries: Sequence[Canary], leaf_of: Callable[[str], Leaf 
         if leaf is not None and leaf.name in by_hidden:
             source = by_hidden[leaf.name]
             name = case.name[:leaf.start] + source + case.name[leaf.start + len(leaf.name):]
-            case = replace(case, name=name, leaf_start=-1)
+            # A leaf that ends the name (jest's title) still does: later readers (split_variants) find it.
+            tail = case.leaf_start >= 0 and leaf.start + len(leaf.name) == len(case.name)
+            case = replace(case, name=name, leaf_start=leaf.start if tail else -1)
         real.append(case)
     for source, cases in children.items():
         if source not in own:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .canaries import Planter, TestUnit, apply_edits, neighbour_name, test_files
+from .canaries import Planter, TestUnit, apply_edits, case_leaf, neighbour_name, test_files
 from .regular_files import read_regular
 from .runner_results import TestCase, TestResults
 
@@ -243,7 +243,7 @@ def split_variants(results: TestResults, planted: Mapping[str, str],
 
     real, own = [], {}
     for case in results.cases:
-        leaf = leaf_of(case.name)
+        leaf = case_leaf(case, leaf_of)  # jest's names carry their leaf's offset
         name = getattr(leaf, "name", None)
         if name in planted:
             own[planted[name]] = case

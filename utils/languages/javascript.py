@@ -11,6 +11,7 @@ from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTRO
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit,
                                 call_arguments, constructed_point, list_element, matching_brace)
 from ..outcomes import Reason
+from . import javascript_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, origin_is_file
 
 # --- un-skip ----------------------------------------------------------------------------
@@ -298,6 +299,7 @@ LANGUAGE = LanguageSpec(
     static_skips=static_skips,
     test_command="polyglot-js-test {report_dir}",
     trusted=TRUSTED,
+    variants=javascript_variants.DERIVER,
     parse_results=parse_report,
     test_file=origin_is_file,  # jest reports each test's file
     suspicious=(

@@ -61,7 +61,8 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
     for path in test_files(tree, planter, matches_any):
         relative = path.relative_to(tree).as_posix()
         # Spans as grading finds them: it plants variants in the un-skipped file (a Java
-        # `@Disabled` between `@Test` and the method is inside the pristine test's span).
+        # `@Disabled` between `@Test` and the method is inside the pristine test's span;
+        # jest's `xtest(` is no test unit).
         text = instance.language_spec.unskip_text(relative, read_regular(tree, relative).decode(
             "utf-8", errors="surrogateescape"))
         for unit in planter.find_units(text):
