@@ -285,3 +285,25 @@ def test_js_references_pass_their_variants(js_variants_dataset, tmp_path):
         assert result["variants_passed"] and result["variants_failed"] == 0, (instance_id, result["failed_variants"])
         assert result["eval_result"] == "resolved" and result["resolved_on_variants"] is True, instance_id
     assert data["memorization_gap"]["instances"] == 0
+
+
+HONEST = ["javascript__affine-cipher", "javascript__pig-latin", "javascript__say", "javascript__variable-length-quantity"]
+
+
+@pytest.mark.docker
+def test_js_honest_solutions_pass_their_variants(js_variants_dataset, tmp_path):
+    """Solutions written from the instructions (tests/fixtures/variants/honest/javascript; the
+    references not read; signatures and error messages from the stub and the spec's calls)
+    fail no variant: each false failure would be a defect of the variants."""
+    def honest(instance):
+        folder = FIXTURES / "honest" / "javascript" / instance.instance_id.split("__", 1)[1]
+        if instance.instance_id not in HONEST:
+            return None
+        return {path: (folder / Path(path).name).read_bytes() for path in instance.solution_paths}
+
+    results, data = _grade(js_variants_dataset, tmp_path, "honest", _patches(js_variants_dataset, honest), "javascript")
+    assert sorted(results) == HONEST
+    for instance_id, result in results.items():
+        assert result["variants_passed"] and result["variants_failed"] == 0, (instance_id, result["failed_variants"])
+        assert result["eval_result"] == "resolved" and result["resolved_on_variants"] is True, instance_id
+    assert data["memorization_gap"]["instances"] == 0

@@ -54,6 +54,19 @@ def test_mutated_string_keeps_length_alphabet_and_punctuation(value):
         assert [c for c in new if not c.isalnum()] == [c for c in value if not c.isalnum()]
 
 
+def test_a_lower_case_word_keeps_its_vowels_where_they_were():
+    """javascript__pig-latin's `thrush` had become `hhrhsh` (no vowel: an input pig-latin's
+    instructions leave open, so an honest solution failed the variant)."""
+    for seed in range(200):
+        for word in ("thrush", "rhythm", "square", "yttria"):
+            new = mutate_str(word, random.Random(seed))
+            if new is None:
+                continue
+            assert [c in "aeiou" for c in new] == [c in "aeiou" for c in word], (word, new)
+            assert [c == "y" for c in new] == [c == "y" for c in word], (word, new)
+    assert {mutate_str("XOX", random.Random(seed)) for seed in range(20)} - {None}, "a board of symbols still changes"
+
+
 def test_a_string_of_words_and_numbers_changes_a_number_only():
     rng = random.Random(1)
     for _ in range(50):

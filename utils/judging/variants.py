@@ -132,7 +132,19 @@ def _related(number: int, other: int) -> tuple[int, bool, bool]:
 
 
 def _char_class(char: str) -> str | None:
-    return "lower" if char.islower() else "upper" if char.isupper() else "digit" if char.isdigit() else None
+    """Digits, upper-case letters, and lower-case letters by vowel, `y` or consonant: a
+    changed lower-case word keeps its vowels where they were. Word exercises read exactly that
+    (pig-latin's rules are about the vowels a word starts with), and a word of consonants only
+    is an input their instructions leave open (javascript__pig-latin: `thrush` became `hhrhsh`
+    and `rhythm` `rhhtrm`, whose references' answers an honest solution need not share).
+    Upper-case letters are more often symbols (boards of X and O, DNA's ACGT): one class."""
+    if char.isdigit():
+        return "digit"
+    if char.isupper():
+        return "upper"
+    if not char.islower():
+        return None
+    return "vowel" if char in "aeiou" else "y" if char == "y" else "consonant"
 
 
 def mutate_str(value: str, rng: random.Random, others: Sequence[int] = ()) -> str | None:
