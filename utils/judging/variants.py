@@ -103,6 +103,25 @@ class VariantDeriver:
     read: Callable[[str], tuple[object, str] | None]
 
 
+CANDIDATES_PER_TEST = 3  # probes per test (one variant is kept per test)
+
+
+def first_candidates(slots: list, rng: random.Random, edit_of: Callable[[object], tuple[int, int, str] | None],
+                     candidate_of: Callable[[tuple[int, int, str]], Candidate]) -> list[Candidate]:
+    """The candidates of a test's first CANDIDATES_PER_TEST input slots (in a drawn order)
+    that a mutation changes: a deriver's common last step."""
+    slots = list(slots)
+    rng.shuffle(slots)
+    candidates = []
+    for slot in slots:
+        edit = edit_of(slot)
+        if edit is not None:
+            candidates.append(candidate_of(edit))
+        if len(candidates) == CANDIDATES_PER_TEST:
+            break
+    return candidates
+
+
 # --- the input mutations (pure) -------------------------------------------------------------
 
 def mutate_int(value: int, rng: random.Random, others: Sequence[int] = ()) -> int | None:

@@ -34,9 +34,8 @@ from typing import Iterator
 import tree_sitter
 
 from ..judging.syntax import Source
-from ..judging.variants import OBSERVED, Candidate, VariantDeriver, mutate_int, mutate_str, reorder
+from ..judging.variants import OBSERVED, Candidate, VariantDeriver, first_candidates, mutate_int, mutate_str, reorder
 
-CANDIDATES_PER_TEST = 3
 _INT_MAX = 2 ** 31 - 1
 _EQUAL = {"isEqualTo"}
 _EXACTLY = {"containsExactly"}
@@ -66,17 +65,9 @@ def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
     shape = _shape(source, method, body) if body is not None else None
     if shape is None:
         return []
-    slots = list(_slots(source, shape.inputs))
-    rng.shuffle(slots)
     numbers = _numbers(source, method)
-    candidates = []
-    for node in slots:
-        edit = _mutation(source, node, rng, numbers)
-        if edit is not None:
-            candidates.append(_candidate(source, name, edit, shape))
-        if len(candidates) == CANDIDATES_PER_TEST:
-            break
-    return candidates
+    return first_candidates(list(_slots(source, shape.inputs)), rng, lambda node: _mutation(source, node, rng, numbers),
+                            lambda edit: _candidate(source, name, edit, shape))
 
 
 class _Shape:

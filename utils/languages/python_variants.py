@@ -21,13 +21,12 @@ import random
 import re
 from typing import Iterator
 
-from ..judging.variants import OBSERVED, Candidate, VariantDeriver, mutate_int, mutate_str, reorder
+from ..judging.variants import OBSERVED, Candidate, VariantDeriver, first_candidates, mutate_int, mutate_str, reorder
 
 _EQUAL = {"assertEqual", "assertEquals", "assertIs", "assertCountEqual", "assertListEqual", "assertDictEqual",
           "assertSetEqual", "assertTupleEqual", "assertSequenceEqual", "assertMultiLineEqual"}
 _RAISES = {"assertRaises", "assertRaisesRegex"}
 _PREFIX = "class _Wrapper:\n"
-CANDIDATES_PER_TEST = 3  # probes per test (one variant is kept per test)
 
 
 def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
@@ -44,17 +43,9 @@ def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
     shape = _shape(function)
     if shape is None:
         return []
-    slots = list(_slots(shape.inputs))
-    rng.shuffle(slots)
     numbers = _numbers(function)
-    candidates = []
-    for node in slots:
-        edit = _mutation(node, offsets, test_text, rng, numbers)
-        if edit is not None:
-            candidates.append(_candidate(name, edit, shape, offsets, test_text))
-        if len(candidates) == CANDIDATES_PER_TEST:
-            break
-    return candidates
+    return first_candidates(list(_slots(shape.inputs)), rng, lambda node: _mutation(node, offsets, test_text, rng, numbers),
+                            lambda edit: _candidate(name, edit, shape, offsets, test_text))
 
 
 class _Shape:

@@ -34,9 +34,8 @@ from typing import Iterator
 import tree_sitter
 
 from ..judging.syntax import Source
-from ..judging.variants import OBSERVED, Candidate, VariantDeriver, mutate_int, mutate_str, reorder
+from ..judging.variants import OBSERVED, Candidate, VariantDeriver, first_candidates, mutate_int, mutate_str, reorder
 
-CANDIDATES_PER_TEST = 3  # probes per test (one variant is kept per test)
 _PREFIX = "fn __w() {\nlet __v = "
 _SUFFIX = ";\n}\n"
 _INT = re.compile(r"(?P<digits>[0-9][0-9_]*|0x[0-9a-fA-F_]+)(?P<suffix>_?(?:[iu](?:8|16|32|64|128|size)))?")
@@ -433,16 +432,9 @@ def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
     inputs = [test.at(node) for node in body.named_children
               if test.at(node).span[1] <= assertion.statement[0] and test.at(node).span != assertion.binding]
     slots = [slot for root in inputs + [actual] for slot in _slots(root)]
-    rng.shuffle(slots)
     numbers = _numbers(source)
-    candidates = []
-    for slot, siblings in slots:
-        edit = _mutation(slot, siblings, test_text, rng, numbers)
-        if edit is not None:
-            candidates.append(_candidate(name, edit, assertion, test_text))
-        if len(candidates) == CANDIDATES_PER_TEST:
-            break
-    return candidates
+    return first_candidates(slots, rng, lambda slot: _mutation(slot[0], slot[1], test_text, rng, numbers),
+                            lambda edit: _candidate(name, edit, assertion, test_text))
 
 
 def _candidate(name: str, edit: tuple[int, int, str], assertion: _Assertion, text: str) -> Candidate:
