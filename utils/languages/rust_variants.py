@@ -238,7 +238,7 @@ def _quote(value: str) -> str:
 
 # --- the test's shape: one assertion, its sides ---------------------------------------------
 
-@dataclass(frozen=True)
+@dataclass(kw_only=True, frozen=True)
 class _Assertion:
     statement: tuple[int, int]
     sides: tuple[_Expr, _Expr]
@@ -269,14 +269,17 @@ def _assertion(test: _Expr, body: tree_sitter.Node) -> _Assertion | None:
     shapes = [_shape(side) for side in sides]
     if shapes.count(None) == 1:
         expected = 1 - shapes.index(None)
-        return _Assertion(statement.span, tuple(sides), 1 - expected, sides[expected], *shapes[expected], None)
+        shape, original = shapes[expected]
+        return _Assertion(statement=statement.span, sides=tuple(sides), actual=1 - expected, expected=sides[expected],
+                          shape=shape, original=original, binding=None)
     if shapes.count(None) == 2:
         for expected in (1, 0):
             bound = _binding(test, body, sides[expected], statement.span[0])
             if bound is not None and _binding(test, body, sides[1 - expected], statement.span[0]) is None:
                 value, binding = bound
-                shape = _shape(value)
-                return _Assertion(statement.span, tuple(sides), 1 - expected, value, *shape, binding.span)
+                shape, original = _shape(value)
+                return _Assertion(statement=statement.span, sides=tuple(sides), actual=1 - expected, expected=value,
+                                  shape=shape, original=original, binding=binding.span)
     return None
 
 
