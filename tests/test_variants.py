@@ -355,3 +355,20 @@ def test_an_instance_whose_recording_raises_loses_its_variants_not_the_preparati
     assert any(line.startswith(f"{broken}: variants not recorded: ValueError: a deriver bug") for line in lines)
     assert records[fine].variants and records[fine].counts.get("kept"), "the other instance still records"
     assert stored.count(broken) == 1 and stored.count(fine) == 2, "looked up once each; only the good one stored"
+
+
+def test_an_error_tests_variant_is_never_kept():
+    """A variant expecting an error states only where the reference draws its domain
+    (python__affine-cipher's reference refused `decode("Test", 79, 5)`, an honest solution
+    decoded it: CI, 2026-11-28), and a memorizer refusing every unknown input passes it."""
+    from polyglot_harness.utils.judging.variants import ERROR_TEST, KEPT, Candidate
+    from polyglot_harness.utils.pipeline.variant_recording import choose
+
+    error = Candidate("test_error", (10, 12, "79"), None, None)
+    value = Candidate("test_value", (10, 12, "79"), (20, 22), (0, 30, "probe"), 5)
+    passed = Case(name="test_value#0", outcome="failed", message=OBSERVED + "7")
+    chosen, reasons = choose({"test_error": [error], "test_value": [value]},
+                             {"test_error#0": Case(name="test_error#0", outcome="passed"), "test_value#0": passed},
+                             lambda text: (int(text), text))
+    assert list(chosen) == ["test_value"] and reasons == {ERROR_TEST: 1}
+    assert KEPT not in reasons, "choose counts only the tests it did not keep"

@@ -42,6 +42,7 @@ SAME_EXPECTED = "same_expected"          # the reference answers the new input a
 NOT_DETERMINISTIC = "not_deterministic"  # the second run disagreed with the first
 NOT_REPORTED = "not_reported"            # the probe's case was missing from the report
 RAISES_DIFFER = "raises_differ"          # an error test whose new input the reference answers otherwise
+ERROR_TEST = "error_test"                # an error test: never kept (variants_recording.choose says why)
 RECORDING_FAILED = "recording_failed"    # the instance's recording raised (logged): no variant, retried on a rerun
 
 # The marker a probe's failure message carries before the observed value's repr.

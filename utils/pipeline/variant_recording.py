@@ -90,10 +90,13 @@ def choose(candidates: Mapping[str, list[v.Candidate]], cases: Mapping[str, obje
 
 
 def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str] | None]) -> tuple[v.Variant | None, str]:
-    if candidate.expected is None:  # an error test: the probe is the variant itself
-        if case is None:
-            return None, v.NOT_REPORTED
-        return (candidate.variant(None), v.KEPT) if case.outcome == PASSED else (None, v.RAISES_DIFFER)
+    if candidate.expected is None:
+        # An error test's variant states only that a new input is refused, and whether it is
+        # depends on where the reference draws its domain: python__affine-cipher's reference
+        # refuses `decode("Test", 79, 5)` (79 is coprime with 26, but above it), an honest
+        # solution decodes it (the CI run of 2026-11-28). A memorizer that refuses every
+        # unknown input passes it anyway (red team 3). So only values are kept.
+        return None, v.ERROR_TEST
     literal, reason = v.observed_literal(case)
     if literal is None:
         return None, reason
@@ -123,7 +126,7 @@ def record_instance(sandboxes: Sandboxes, image: str, instance: Instance, test_t
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
         candidates = candidates_of(instance, tree)
         probes = tuple(candidate.probe(f"{test}#{index}") for test, options in candidates.items()
-                       for index, candidate in enumerate(options))
+                       for index, candidate in enumerate(options) if candidate.expected is not None)
         patch = reference_patch(instance)
         first = _grade(sandboxes, image, instance, tree, patch, probes, test_timeout) if probes else {}
         chosen, reasons = choose(candidates, first, instance.language_spec.variants.read)
