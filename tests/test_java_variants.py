@@ -28,7 +28,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from java_memorizer import memorizer_source  # noqa: E402
 
-from .test_variants import _grade  # noqa: E402
+from .test_variants import _grade, assert_honest  # noqa: E402
 
 TESTS = '''import org.junit.jupiter.api.Test;
 
@@ -250,10 +250,10 @@ def _passes_every_variant(results: dict, data: dict, ids) -> None:
 def test_java_references_and_an_honest_solution_pass_their_variants(variants_dataset, tmp_path):
     """The control: the references resolve both ways; a solution written from the instructions
     alone (tests/fixtures/variants/honest/java/: affine-cipher, wordy, all-your-base,
-    variable-length-quantity) fails no variant. Not pig-latin: java__pig-latin's reference is no
+    variable-length-quantity) resolves and fails at most HONEST_TOLERANCE of its variants (test_variants.assert_honest). Not pig-latin: java__pig-latin's reference is no
     general solution (it moves known clusters: th, thr, sch, ch, qu), so a variant of a word
     outside the tests' vocabulary (`chrir`: `rirchay`, the instructions say `irchray`) states its
     quirk and an honest solution fails 4 of 21 (docs/variants.md: open, no rule drops them yet)."""
     _passes_every_variant(*_grade_java(variants_dataset, tmp_path, "reference", _reference), MEMORIZED)
     honest = ["java__affine-cipher", "java__all-your-base", "java__variable-length-quantity", "java__wordy"]
-    _passes_every_variant(*_grade_java(variants_dataset, tmp_path, "honest", _honest, honest), honest)
+    assert_honest(_grade_java(variants_dataset, tmp_path, "honest", _honest, honest)[0], honest)

@@ -30,7 +30,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from rust_memorizer import memorizer_source  # noqa: E402
 
-from .test_variants import _grade  # noqa: E402 (the harness run with --variants, its results and report)
+from .test_variants import _grade, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
 
 TESTS = '''use thing::*;
 
@@ -262,7 +262,8 @@ HONEST = FIXTURES / "honest-rust"
 
 @pytest.mark.docker
 def test_honest_rust_solutions_fail_no_variant(rust_variants_dataset, tmp_path):
-    """Every false failure would be a defect of the variants (an input the instructions leave open)."""
+    """Resolved, and at most HONEST_TOLERANCE of the variants failed (test_variants.assert_honest):
+    every false failure is a defect of the variants (an input the instructions leave open)."""
     from polyglot_harness.utils.pipeline.expected_tests import patch_writing
     from polyglot_harness.utils.records.dataset import load_dataset
 
@@ -271,12 +272,8 @@ def test_honest_rust_solutions_fail_no_variant(rust_variants_dataset, tmp_path):
         return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
 
     patches = {instance.instance_id: patch_writing(instance, files(instance))
-               for instance in load_dataset(rust_variants_dataset) if (HONEST / instance.task_name).is_dir()}
+               for instance in load_dataset(rust_variants_dataset)
+               if instance.language == "rust" and (HONEST / instance.task_name).is_dir()}
     assert {"rust__pig-latin", "rust__say", "rust__variable-length-quantity", "rust__wordy"} <= set(patches)
-    results, data = _grade(rust_variants_dataset, tmp_path, "honest", patches, "rust")
-    for instance_id, result in results.items():
-        assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
-        # None: no variant (acronym's inputs are words of a sentence, never changed)
-        assert result["resolved_on_variants"] in (True, None) and not result["variants_failed"], \
-            (instance_id, result["failed_variants"])
-    assert sum(result["variants_passed"] or 0 for result in results.values()) > 0
+    results, _ = _grade(rust_variants_dataset, tmp_path, "honest", patches, "rust")
+    assert_honest(results, sorted(patches))  # acronym (when prepared) has none: its inputs are words of a sentence
