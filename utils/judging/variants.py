@@ -27,7 +27,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .canaries import Planter, TestUnit, apply_edits, case_leaf, neighbour_name, test_files
 from .regular_files import read_regular
@@ -107,7 +107,7 @@ class VariantDeriver:
 CANDIDATES_PER_TEST = 3  # probes per test (one variant is kept per test)
 
 
-def first_candidates(slots: list, rng: random.Random, edit_of: Callable[[object], tuple[int, int, str] | None],
+def first_candidates(slots: Iterable, rng: random.Random, edit_of: Callable[[object], tuple[int, int, str] | None],
                      candidate_of: Callable[[tuple[int, int, str]], Candidate]) -> list[Candidate]:
     """The candidates of a test's first CANDIDATES_PER_TEST input slots (in a drawn order)
     that a mutation changes: a deriver's common last step."""

@@ -58,7 +58,7 @@ def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
     if shape is None:
         return []
     numbers = _numbers(source, body)
-    return first_candidates(list(_slots(source, shape.inputs)), rng, lambda node: _mutation(source, node, rng, numbers),
+    return first_candidates(_slots(source, shape.inputs), rng, lambda node: _mutation(source, node, rng, numbers),
                             lambda edit: _candidate(source, name, edit, shape))
 
 

@@ -44,7 +44,7 @@ def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
     if shape is None:
         return []
     numbers = _numbers(function)
-    return first_candidates(list(_slots(shape.inputs)), rng, lambda node: _mutation(node, offsets, test_text, rng, numbers),
+    return first_candidates(_slots(shape.inputs), rng, lambda node: _mutation(node, offsets, test_text, rng, numbers),
                             lambda edit: _candidate(name, edit, shape, offsets, test_text))
 
 
