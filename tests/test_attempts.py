@@ -282,6 +282,18 @@ def _run(dataset: Path, output_dir: Path, token: str, monkeypatch, **settings):
                    pass_env=["TEST_AGENT_PLAN", "TEST_RUN_TOKEN"], **settings)
 
 
+def _attempts_seen(run_dir: Path) -> str:
+    """Every attempt's verdict, reason and detail in `run_dir`: what a failed count assertion
+    prints, so a failure in CI says which attempt went wrong and why."""
+    lines = []
+    for path in sorted(run_dir.glob("*.json")):
+        result = json.loads(path.read_text())
+        for record in result.get("attempt_results") or []:
+            lines.append(f"{path.stem} attempt {record['attempt']}: {record['eval_result']} {record['reason']} "
+                         f"{record['detail']!r} error={record['error']!r} failed={record['failed_tests']}")
+    return "\n".join(lines)
+
+
 def _tokens(run_dir: Path, instance_id: str) -> list[str]:
     result = json.loads((run_dir / f"{instance_id}.json").read_text())
     return [record["agent_usage"]["run_token"] for record in result["attempt_results"]]
@@ -304,7 +316,7 @@ def test_alternating_agent_gives_exact_counts_and_estimators(sample_dataset, tmp
         assert own["eval_result"] == python["attempt_results"][number - 1]["eval_result"]
         assert (outcome.run_dir / f"attempt{number}" / f"{PYTHON}.md").read_text() == f"# {PYTHON}: attempt {number}\n"
     report = outcome.report
-    assert report["successes_out_of_attempts"] == {GO: [3, 3], PYTHON: [2, 3]}
+    assert report["successes_out_of_attempts"] == {GO: [3, 3], PYTHON: [2, 3]}, _attempts_seen(outcome.run_dir)
     assert score_report(tmp_path)["accuracy_score"] == report["pass_at_k"]["1"] == round(5 / 6, 6)
     assert report["pass_at_k"] == {"1": round(5 / 6, 6), "2": 1.0, "3": 1.0}
     assert report["pass_hat_k"] == {"1": round(5 / 6, 6), "2": round(2 / 3, 6), "3": 0.5}
@@ -329,7 +341,7 @@ def test_resume_after_an_interrupted_attempt_runs_only_the_missing_ones_and_more
 
     assert _tokens(run_dir, PYTHON) == ["A", "B", "B"], "attempt 1 kept, the interrupted attempt 2 and attempt 3 run"
     assert _tokens(run_dir, GO) == ["A", "A", "B"], "raising --attempts adds attempts, keeps the others"
-    assert second.report["successes_out_of_attempts"] == {GO: [3, 3], PYTHON: [2, 3]}
+    assert second.report["successes_out_of_attempts"] == {GO: [3, 3], PYTHON: [2, 3]}, _attempts_seen(run_dir)
     with pytest.raises(HarnessError, match="attempts differ"):
         _run(sample_dataset, tmp_path, "C", monkeypatch, attempts=2, instance_ids=[PYTHON, GO])
 
@@ -345,7 +357,7 @@ def test_hyperagents_num_evals_gives_the_same_counts(sample_dataset, tmp_path, m
                       agent=str(ALTERNATING), pass_env=["TEST_AGENT_PLAN", "TEST_RUN_TOKEN"], progress=False)
 
     report = json.loads((tmp_path / "out" / "eval_run_0.0.json").read_text())
-    assert report["successes_out_of_attempts"] == {PYTHON: [2, 3]}
+    assert report["successes_out_of_attempts"] == {PYTHON: [2, 3]}, _attempts_seen(outcome.run_dir)
     assert report["pass_at_k"]["1"] == round(2 / 3, 6) and report["pass_hat_k"]["3"] == 0.0
     assert score_report(tmp_path / "preds", "eval_run", 1)["accuracy_score"] == round(2 / 3, 6)
     assert outcome.run_dir == tmp_path / "preds" / "eval_run_0"
