@@ -390,6 +390,43 @@ def test_an_error_tests_variant_is_never_kept():
     passed = Case(name="test_value#0", outcome="failed", message=OBSERVED + "7")
     chosen, reasons = choose({"test_error": [error], "test_value": [value]},
                              {"test_error#0": Case(name="test_error#0", outcome="passed"), "test_value#0": passed},
-                             lambda text: (int(text), text))
+                             lambda text: (int(text), text), bound=100)
     assert list(chosen) == ["test_value"] and reasons == {ERROR_TEST: 1}
     assert KEPT not in reasons, "choose counts only the tests it did not keep"
+
+
+def test_integers_stated_in_any_language_are_read_and_names_are_not():
+    from polyglot_harness.utils.judging.variants import stated_integers
+
+    text = ("encode([0xffffffff]) == [0x8F, 0xff]; u32 test_2 int64 1.5 4294967296L 255u8 1_000 -7 x[3] "
+            "'What is 53 plus 2?' 10n")
+    assert stated_integers(text) == [4294967295, 143, 255, 4294967296, 255, 1000, 7, 3, 53, 2, 10]
+
+
+@pytest.mark.parametrize("texts, bound, kept", [
+    (("6059251860", "[150, 201, 163, 177, 20]"), 0xFFFFFFFF, False),  # vlq: a 33-bit input past the tests' 32
+    (("974", "[21206401023]"), 0xFFFFFFFF, False),                     # vlq: five bytes decoded past 32 bits
+    (("'What is 123 plus 90147?'", "90270"), 45801, True),             # wordy: past the stated numbers, same word
+    (('"4 4 *"', "16"), 13, True),                                     # forth: the answer above the tests' 13
+    (("3018825499433",), 1000000000000, True),                         # say: both need 64 bits
+    (("18446744073709551616",), 18446744073709551615, False),          # grains: past 64 bits
+])
+def test_a_variant_stays_within_the_word_the_tests_compute_in(texts, bound, kept):
+    from polyglot_harness.utils.judging.variants import within_stated_range
+
+    assert within_stated_range(texts, bound) is kept
+
+
+def test_a_variant_beyond_the_stated_word_is_not_kept_and_says_why():
+    """python__variable-length-quantity: a 33-bit variant of a 32-bit exercise states how the
+    reference overflows, which the instructions leave open (2 honest false failures of 3 draws)."""
+    from polyglot_harness.utils.judging.variants import BEYOND_STATED, Candidate
+    from polyglot_harness.utils.pipeline.variant_recording import choose
+
+    wide = Candidate("test_wide", (10, 20, "6059251860"), (30, 40), (0, 50, "probe"), [143, 255, 255, 255, 127])
+    narrow = Candidate("test_narrow", (10, 20, "3059251860"), (30, 40), (0, 50, "probe"), [143, 255, 255, 255, 127])
+    cases = {f"{name}#0": Case(name=f"{name}#0", outcome="failed", message=OBSERVED + "[139, 178, 222, 137, 20]")
+             for name in ("test_wide", "test_narrow")}
+    chosen, reasons = choose({"test_wide": [wide], "test_narrow": [narrow]}, cases,
+                             lambda text: (json.loads(text), text), bound=0xFFFFFFFF)
+    assert list(chosen) == ["test_narrow"] and reasons == {BEYOND_STATED: 1}

@@ -44,6 +44,7 @@ NOT_REPORTED = "not_reported"            # the probe's case was missing from the
 RAISES_DIFFER = "raises_differ"          # an error test whose new input the reference answers otherwise
 ERROR_TEST = "error_test"                # an error test: never kept (variants_recording.choose says why)
 RECORDING_FAILED = "recording_failed"    # the instance's recording raised (logged): no variant, retried on a rerun
+BEYOND_STATED = "beyond_stated_word"     # an integer of its input or answer needs a wider word than the tests' own
 
 # The marker a probe's failure message carries before the observed value's repr.
 OBSERVED = "POLYGLOT-VARIANT-OBSERVED:"
@@ -224,6 +225,37 @@ def is_plain_literal(value: object) -> bool:
     if isinstance(value, dict):
         return all(is_plain_literal(key) and is_plain_literal(item) for key, item in value.items())
     return False
+
+
+# An integer literal of any of the six languages: decimal or hex, `_` separators, a type suffix
+# (`0xFFFFFFFFL`, `255u8`); never part of a name (`u32`, `test_2`) or of a decimal number.
+_INTEGER = re.compile(r"(?<![\w.])(?:0[xX](?P<hex>[0-9a-fA-F_]+)|(?P<dec>\d[\d_]*))(?:[uUiIlLnN]\w*)?(?![\w.])")
+
+
+def stated_integers(text: str) -> list[int]:
+    """The magnitudes of the integer literals in `text` (inside strings too: `"What is 53?"`)."""
+    return [int(match["hex"].replace("_", ""), 16) if match["hex"] else int(match["dec"].replace("_", ""))
+            for match in _INTEGER.finditer(text) if (match["hex"] or match["dec"]).strip("_")]
+
+
+def word_bits(number: int) -> int:
+    """The machine word (32 or 64 bits, then multiples of 64) an unsigned magnitude needs:
+    the words exercises compute in (a byte or a short is an input's type, not a domain the
+    answers overflow: wordy's `123 plus 90147` is fine where the tests stop at 45801)."""
+    bits = number.bit_length()
+    return 32 if bits <= 32 else -(-bits // 64) * 64
+
+
+def within_stated_range(texts: Iterable[str], bound: int) -> bool:
+    """Whether no integer in `texts` (a variant's new input, its observed answer) needs a
+    wider machine word than `bound`, the largest integer the test files state. The tests show
+    the word the exercise computes in; past it the answer is what the instructions leave open
+    (variable-length-quantity's 32 bits: a variant encoding a 10-digit number, or decoding five
+    bytes to more than 2**32-1, states how the reference overflows, and an honest 64-bit
+    solution fails it). Within the word a variant may go past the stated numbers (forth's
+    `4 4 *` is 16 where the tests stop at 13)."""
+    width = word_bits(bound)
+    return all(word_bits(number) <= width for text in texts for number in stated_integers(text))
 
 
 # --- planting and reading back --------------------------------------------------------------

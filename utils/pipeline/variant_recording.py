@@ -49,6 +49,18 @@ class VariantRecord:
     seconds: float = 0.0
 
 
+def test_texts(instance: Instance, tree: Path) -> dict[str, str]:
+    """The test files of `tree` as grading plants variants in them: un-skipped (a Java
+    `@Disabled` between `@Test` and the method is inside the pristine test's span; jest's
+    `xtest(` is no test unit)."""
+    texts = {}
+    for path in test_files(tree, instance.language_spec.canaries, matches_any):
+        relative = path.relative_to(tree).as_posix()
+        texts[relative] = instance.language_spec.unskip_text(relative, read_regular(tree, relative).decode(
+            "utf-8", errors="surrogateescape"))
+    return texts
+
+
 def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> dict[str, list[v.Candidate]]:
     """Every test's candidates, drawn from a generator seeded by a secret drawn for this
     recording (never from the instance and the test alone: a solution that runs this code on the
@@ -58,29 +70,28 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
     planter = instance.language_spec.canaries
     secret = secret if secret is not None else secrets.token_hex(16)
     found: dict[str, list[v.Candidate]] = {}
-    for path in test_files(tree, planter, matches_any):
-        relative = path.relative_to(tree).as_posix()
-        # Spans as grading finds them: it plants variants in the un-skipped file (a Java
-        # `@Disabled` between `@Test` and the method is inside the pristine test's span;
-        # jest's `xtest(` is no test unit).
-        text = instance.language_spec.unskip_text(relative, read_regular(tree, relative).decode(
-            "utf-8", errors="surrogateescape"))
+    for text in test_texts(instance, tree).values():
         for unit in planter.find_units(text):
             rng = random.Random(f"{secret}:{instance.instance_id}:{unit.name}")
             found[unit.name] = derive(text[unit.start:unit.end], unit.name, rng)
     return found
 
 
+def stated_bound(instance: Instance, tree: Path) -> int:
+    """The largest integer the test files state (`variants.within_stated_range`)."""
+    return max(v.stated_integers("\n".join(test_texts(instance, tree).values())), default=0)
+
+
 def choose(candidates: Mapping[str, list[v.Candidate]], cases: Mapping[str, object],
-           read: Callable[[str], tuple[object, str] | None]) -> tuple[dict[str, v.Variant], Counter]:
+           read: Callable[[str], tuple[object, str] | None], bound: int) -> tuple[dict[str, v.Variant], Counter]:
     """Per test, the first candidate that qualifies (its probe's case in `cases`, keyed
-    `test#index`; `read`: the language's reader of an observed value), and for the others why
-    the last one did not."""
+    `test#index`; `read`: the language's reader of an observed value; `bound`: the largest
+    integer the tests state), and for the others why the last one did not."""
     chosen, reasons = {}, Counter()
     for test, options in candidates.items():
         reason = v.NO_INPUT
         for index, candidate in enumerate(options):
-            variant, reason = _judge(candidate, cases.get(f"{test}#{index}"), read)
+            variant, reason = _judge(candidate, cases.get(f"{test}#{index}"), read, bound)
             if variant is not None:
                 chosen[test] = variant
                 break
@@ -89,7 +100,8 @@ def choose(candidates: Mapping[str, list[v.Candidate]], cases: Mapping[str, obje
     return chosen, reasons
 
 
-def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str] | None]) -> tuple[v.Variant | None, str]:
+def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str] | None],
+           bound: int) -> tuple[v.Variant | None, str]:
     if candidate.expected is None:
         # An error test's variant states only that a new input is refused, and whether it is
         # depends on where the reference draws its domain: python__affine-cipher's reference
@@ -108,6 +120,8 @@ def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str
         return None, v.NOT_A_LITERAL
     if _same(value, candidate.original):
         return None, v.SAME_EXPECTED
+    if not v.within_stated_range((candidate.input_edit[2], written), bound):
+        return None, v.BEYOND_STATED
     return candidate.variant(written), v.KEPT
 
 
@@ -129,7 +143,7 @@ def record_instance(sandboxes: Sandboxes, image: str, instance: Instance, test_t
                        for index, candidate in enumerate(options) if candidate.expected is not None)
         patch = reference_patch(instance)
         first = _grade(sandboxes, image, instance, tree, patch, probes, test_timeout) if probes else {}
-        chosen, reasons = choose(candidates, first, instance.language_spec.variants.read)
+        chosen, reasons = choose(candidates, first, instance.language_spec.variants.read, stated_bound(instance, tree))
         second = _grade(sandboxes, image, instance, tree, patch, tuple(chosen.values()), test_timeout) if chosen else {}
     kept = tuple(variant for test, variant in chosen.items()
                  if test in second and second[test].outcome == PASSED)
