@@ -115,6 +115,17 @@ def test_text_report_shows_the_estimators_and_the_success_histogram():
     assert lines[-1] == "instances by successes: 1 at 0/3, 1 at 2/3"
 
 
+def test_the_console_shows_a_few_k_of_many_attempts_and_report_json_keeps_every_k():
+    """--attempts 40 printed pass@2..pass@40 and pass^2..pass^40 on one line per language."""
+    results = {"python__a": _instance("python__a", "ru" * 20)}
+    scores = build_run_report("run", list(results), results).score_json()
+    line = attempt_lines(scores)[0]
+    shown = [part.split()[0] for part in line.split(", ")]
+    assert shown == ["attempts", "pass@2", "pass@3", "pass@5", "pass@10", "pass@40",
+                     "pass^2", "pass^3", "pass^5", "pass^10", "pass^40"], line
+    assert len(scores["pass_at_k"]) == 40 and len(scores["pass_hat_k"]) == 40
+
+
 def test_cost_adds_up_over_attempts():
     table = parse_price_table({"m": {"input": 1.0, "output": 10.0}})
     cost = instance_cost(_instance(PYTHON, "uru"), table)

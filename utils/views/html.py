@@ -556,7 +556,9 @@ function renderRunSummary() {
 }
 function intervalText(i) { return i ? percent(i.estimate) + ' (' + percent(i.low) + '–' + percent(i.high) + ')' : '–'; }
 function attemptCards(s) {
-  const ks = Object.keys(s.pass_at_k).filter(k => k !== '1');
+  // A few k besides 1 and K, as the console shows them (report.py SHOWN_K); report.json keeps every k.
+  const last = Math.max(...Object.keys(s.pass_at_k).map(Number));
+  const ks = Object.keys(s.pass_at_k).filter(k => k !== '1' && ([2, 3, 5, 10].includes(Number(k)) || Number(k) === last));
   return [card('pass@1 (95% interval)', intervalText(s.score_interval_95)),
     ...ks.map(k => card('pass@' + k, percent(s.pass_at_k[k]))), ...ks.map(k => card('pass^' + k, percent(s.pass_hat_k[k])))];
 }

@@ -167,11 +167,15 @@ def attempt_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+SHOWN_K = (2, 3, 5, 10)  # the console's k besides 1 and K; report.json keeps every k
+
+
 def _estimates_text(scores: dict[str, Any]) -> str:
     interval = scores["score_interval_95"]
     text = f"pass@1 {interval['estimate']:.4f} (95% {interval['low']:.4f}-{interval['high']:.4f})"
-    text += "".join(f", pass@{k} {value:.4f}" for k, value in scores["pass_at_k"].items() if k != "1")
-    return text + "".join(f", pass^{k} {value:.4f}" for k, value in scores["pass_hat_k"].items() if k != "1")
+    shown = lambda k: k != "1" and (int(k) in SHOWN_K or k == max(scores["pass_at_k"], key=int))  # noqa: E731
+    text += "".join(f", pass@{k} {value:.4f}" for k, value in scores["pass_at_k"].items() if shown(k))
+    return text + "".join(f", pass^{k} {value:.4f}" for k, value in scores["pass_hat_k"].items() if shown(k))
 
 
 def _cost_line(cost: dict[str, Any]) -> str:
