@@ -430,3 +430,32 @@ def test_a_variant_beyond_the_stated_word_is_not_kept_and_says_why():
     chosen, reasons = choose({"test_wide": [wide], "test_narrow": [narrow]}, cases,
                              lambda text: (json.loads(text), text), bound=0xFFFFFFFF)
     assert list(chosen) == ["test_narrow"] and reasons == {BEYOND_STATED: 1}
+
+
+@pytest.mark.parametrize("name, clusters", [
+    ("testYtTreatedLikeAVowelAtTheBeginningOfAWord", {"yt", "a", "at", "the", "of"}),  # java
+    ("word beginning with sch", {"sch"}),                                             # javascript
+    ("word_beginning_with_xr", {"xr"}),                                               # rust, python
+])
+def test_the_clusters_a_test_name_names_are_read_in_every_naming_style(name, clusters):
+    from polyglot_harness.utils.judging.variants import named_clusters
+
+    assert named_clusters(name) == clusters
+
+
+def test_a_candidate_that_changed_a_named_cluster_is_drawn_again(tmp_path):
+    """rust__pig-latin: `yttria` became `yrtria` in the test named for `yt` (an honest false
+    failure); every candidate of that test keeps `yt`, over many secrets, and still changes
+    the input."""
+    from types import SimpleNamespace
+
+    from polyglot_harness.utils.languages import get_language
+    from polyglot_harness.utils.pipeline.variant_recording import candidates_of
+
+    (tmp_path / "pig_latin_test.py").write_text("import unittest\n\nfrom pig_latin import translate\n\n\nclass PigLatinTest(unittest.TestCase):\n"
+                    "    def test_word_beginning_with_yt(self):\n"
+                    "        self.assertEqual(translate(\"yttria\"), \"yttriaay\")\n")
+    instance = SimpleNamespace(instance_id="python__pig-latin", language="python", language_spec=get_language("python"))
+    inputs = [candidate.input_edit[2] for secret in range(40)
+              for candidate in candidates_of(instance, tmp_path, str(secret))["test_word_beginning_with_yt"]]
+    assert len(inputs) == 40 and all("yt" in text and text != '"yttria"' for text in inputs), inputs

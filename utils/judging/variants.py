@@ -258,6 +258,27 @@ def within_stated_range(texts: Iterable[str], bound: int) -> bool:
     return all(word_bits(number) <= width for text in texts for number in stated_integers(text))
 
 
+# The clusters a test's name names: pig-latin's `word beginning with yt`, `testXrTreatedLike...`.
+NAMED_CLUSTER = 3  # letters at most: a word of the name longer than this names no cluster
+
+
+def named_clusters(name: str) -> set[str]:
+    """The words of a test's name (in any of the languages' styles) short enough to be a
+    cluster of an input's letters, lower-cased."""
+    words = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[A-Z]", name)
+    return {word.lower() for word in words if len(word) <= NAMED_CLUSTER}
+
+
+def keeps_named_clusters(clusters: Iterable[str], old: str, new: str) -> bool:
+    """Whether a changed input still holds every cluster the test's name names that the
+    original held: the named part is what the test is about (pig-latin's `yttria` became
+    `yrtria` in the test named for `yt`, an input whose cluster the instructions name no rule
+    for, and the references of two languages answer it differently: rust__pig-latin's honest
+    false failure of 2026-11-28)."""
+    old, new = old.lower(), new.lower()
+    return all(cluster in new for cluster in clusters if cluster in old)
+
+
 # --- planting and reading back --------------------------------------------------------------
 
 def plant_variants(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]], bool],

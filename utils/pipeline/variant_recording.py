@@ -41,6 +41,9 @@ from .expected_tests import with_retries, reference_patch
 from .grading import GradingRequest, grade
 from .pools import Sandboxes
 
+REDRAWS = 4  # draws of a test's candidates while all of them changed a named cluster
+
+
 @dataclass(frozen=True)
 class VariantRecord:
     instance_id: str
@@ -65,15 +68,23 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
     """Every test's candidates, drawn from a generator seeded by a secret drawn for this
     recording (never from the instance and the test alone: a solution that runs this code on the
     public tests would know every variant's input, red team 3), the instance and the test. The
-    record is kept in the recordings cache, so a resumed preparation keeps its variants."""
+    record is kept in the recordings cache, so a resumed preparation keeps its variants. A
+    candidate that changed a cluster the test's name names (`variants.keeps_named_clusters`)
+    is dropped, and a test all of whose candidates were is drawn again, up to REDRAWS times."""
     derive = instance.language_spec.variants.derive
     planter = instance.language_spec.canaries
     secret = secret if secret is not None else secrets.token_hex(16)
     found: dict[str, list[v.Candidate]] = {}
     for text in test_texts(instance, tree).values():
         for unit in planter.find_units(text):
-            rng = random.Random(f"{secret}:{instance.instance_id}:{unit.name}")
-            found[unit.name] = derive(text[unit.start:unit.end], unit.name, rng)
+            source, clusters = text[unit.start:unit.end], v.named_clusters(unit.name)
+            for draw in range(REDRAWS):
+                rng = random.Random(f"{secret}:{instance.instance_id}:{unit.name}" + (f":{draw}" if draw else ""))
+                drawn = derive(source, unit.name, rng)
+                found[unit.name] = [candidate for candidate in drawn if v.keeps_named_clusters(
+                    clusters, source[candidate.input_edit[0]:candidate.input_edit[1]], candidate.input_edit[2])]
+                if found[unit.name] or not drawn:
+                    break
     return found
 
 
