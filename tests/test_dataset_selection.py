@@ -241,3 +241,19 @@ def test_samples_subset_lists_every_bundled_sample():
     if not samples:
         pytest.skip("no bundled samples yet")
     assert sorted(read_subset("samples")) == samples
+
+
+def test_an_error_tests_variant_from_an_older_dataset_is_not_planted(tmp_path):
+    """Datasets prepared before error tests kept no variant still list them (an independent
+    red team graded such a dataset: a memorizer refusing unknown inputs passes them, and a
+    correct solution may fail them): loading keeps the value variants only."""
+    write_synthetic_exercise(tmp_path / "checkout", "rust", "leap")
+    prepare_dataset(tmp_path / "checkout", tmp_path / "dataset", record_expected=False)
+    metadata = tmp_path / "dataset" / METADATA_FILENAME
+    entries = json.loads(metadata.read_text())
+    value = {"test": "a_value", "edits": [[10, 12, "48"], [20, 22, "true"]]}
+    error = {"test": "an_error", "edits": [[10, 12, "79"]]}
+    entries[0]["variants"] = [value, error]
+    metadata.write_text(json.dumps(entries))
+    (rust,) = load_dataset(tmp_path / "dataset")
+    assert [variant.test for variant in rust.variants] == ["a_value"] and rust.variants_recorded

@@ -44,8 +44,8 @@ describe('thing', () => {
   });
 
   test('local', () => {
-    const thing = new Thing([1, 2, 3]);
-    expect(thing.total()).toBe(6);
+    const thing = new Thing([1, 2, 3, 4]);
+    expect(thing.total()).toBe(10);
   });
 
   test('expected in a local', () => {

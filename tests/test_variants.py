@@ -94,7 +94,18 @@ def test_nothing_to_vary_gives_none():
     rng = random.Random(0)
     assert mutate_str("AAAA", rng) is None and mutate_str("  ", rng) is None
     assert reorder(["1", "1", "1"], rng) is None
-    assert reorder(["1", "2"], rng) == (0, 1)
+    assert reorder(["1", "2"], rng) is None and reorder(["1", "2", "3"], rng) is None, "a number sequence's ends stay"
+    assert reorder(["1", "2", "3", "4"], rng) == (1, 2)
+    assert reorder(['"a"', '"b"'], rng) == (0, 1), "a collection of strings: any two swap"
+
+
+def test_a_reordered_sequence_keeps_its_ends():
+    """java__variable-length-quantity: `0x81, 0x80, 0x80, 0x0` reordered to end in a
+    continuation byte is an incomplete sequence whose answer is left open."""
+    rng = random.Random(1)
+    for _ in range(200):
+        pair = reorder(["0x81", "0x80", "0x7f", "0x80", "0x0"], rng)
+        assert pair is not None and 0 not in pair and 4 not in pair
 
 
 def test_plain_literals_exclude_floats_and_objects():
@@ -113,8 +124,8 @@ class ThingTest(unittest.TestCase):
         self.assertEqual(f("GATTACA", 42), 17)
 
     def test_local(self):
-        thing = Thing([1, 2, 3])
-        self.assertEqual(thing.total(), 6)
+        thing = Thing([1, 2, 3, 4])
+        self.assertEqual(thing.total(), 10)
 
     def test_index_is_no_input(self):
         self.assertEqual(g()[3], 5)
@@ -459,3 +470,20 @@ def test_a_candidate_that_changed_a_named_cluster_is_drawn_again(tmp_path):
     inputs = [candidate.input_edit[2] for secret in range(40)
               for candidate in candidates_of(instance, tmp_path, str(secret))["test_word_beginning_with_yt"]]
     assert len(inputs) == 40 and all("yt" in text and text != '"yttria"' for text in inputs), inputs
+
+
+def test_a_variant_answering_as_its_source_is_kept_so_its_answer_is_not_implied():
+    """An independent red team (2026-11-28) resolved queen-attack, triangle, tic-tac-toe and
+    connect on variants without solving: when only changed answers were kept, a yes/no
+    variant's answer was the negation of its source's, read off the memorized table."""
+    from polyglot_harness.utils.judging.variants import Candidate
+    from polyglot_harness.utils.pipeline.variant_recording import choose
+
+    same = Candidate("test_same", (10, 12, "48"), (20, 24), (0, 30, "probe"), True)
+    changed = Candidate("test_changed", (10, 12, "48"), (20, 24), (0, 30, "probe"), True)
+    cases = {"test_same#0": Case(name="test_same#0", outcome="failed", message=OBSERVED + "True"),
+             "test_changed#0": Case(name="test_changed#0", outcome="failed", message=OBSERVED + "False")}
+    chosen, reasons = choose({"test_same": [same], "test_changed": [changed]}, cases,
+                             lambda text: (text == "True", text), bound=100)
+    assert sorted(chosen) == ["test_changed", "test_same"] and not reasons
+    assert chosen["test_same"].edits[-1] == (20, 24, "True")

@@ -6,8 +6,9 @@ For every instance of a language with a variant deriver (`LanguageSpec.variants`
    the value the reference returns for the new input (or, for an error test, passes when the
    reference still raises alike);
 2. per test, the first candidate whose observed value is a plain literal (`is_plain_literal`,
-   at most MAX_LITERAL characters) different from the original's expected value becomes the
-   variant, the value written back as the language's literal;
+   at most MAX_LITERAL characters) within the word the tests compute in becomes the variant,
+   the value written back as the language's literal, whether or not it equals the original's
+   expected value (a rule keeping only changed answers tells a yes/no test's answer);
 3. the chosen variants are planted as they will be at grading, on the reference again: only
    those it passes are kept (the answer was the same over two runs, and the literal states it).
 Per exercise, how many tests gave a variant and why the others did not (`variant_counts`).
@@ -129,19 +130,13 @@ def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str
     value, written = read_back
     if not v.is_plain_literal(value) or len(written) > v.MAX_LITERAL:
         return None, v.NOT_A_LITERAL
-    if _same(value, candidate.original):
-        return None, v.SAME_EXPECTED
+    # A variant whose answer is its source's is kept too: were only changed answers kept, a
+    # yes/no test's variant would answer the negation of its source's, and a memorizer would
+    # read it off its table (independent red team, 2026-11-28: queen-attack, triangle,
+    # state-of-tic-tac-toe and connect resolved on variants without solving).
     if not v.within_stated_range((candidate.input_edit[2], written), bound):
         return None, v.BEYOND_STATED
     return candidate.variant(written), v.KEPT
-
-
-def _same(value: object, original: object) -> bool:
-    if value == original:
-        return True
-    if isinstance(value, (list, tuple)) and isinstance(original, (list, tuple)):  # assertCountEqual's view
-        return sorted(map(repr, value)) == sorted(map(repr, original))
-    return False
 
 
 def record_instance(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int = 300) -> VariantRecord:

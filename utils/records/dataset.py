@@ -228,7 +228,10 @@ class Instance:
             grading_repo_dir=repos_dir / GRADING_REPO_DIRNAME, reference_dir=dataset_dir / entry.reference_dir,
             files=entry.files, expected_tests=entry.expected_tests, expected_skips=_skips(entry),
             grading_mode=entry.grading_mode, stub_passes=entry.stub_passes, canary_sources=entry.canary_sources,
-            variants=tuple(Variant.from_json(item) for item in entry.variants or ()),
+            # An error test's variant (its input changed, no expected value) from a dataset
+            # prepared before error tests kept none is not planted: it states only the
+            # reference's domain (variants.ERROR_TEST), and preparation no longer records one.
+            variants=tuple(variant for variant in map(Variant.from_json, entry.variants or ()) if variant.states_a_value),
             variants_recorded=entry.variants is not None,
             observation_key=entry.observation_key,
         )
