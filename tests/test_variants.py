@@ -487,3 +487,42 @@ def test_a_variant_answering_as_its_source_is_kept_so_its_answer_is_not_implied(
                              lambda text: (text == "True", text), bound=100)
     assert sorted(chosen) == ["test_changed", "test_same"] and not reasons
     assert chosen["test_same"].edits[-1] == (20, 24, "True")
+
+
+YES_NO = FIXTURES / "yes_no"  # our own yes/no exercise (parity), in the upstream layout
+
+
+@pytest.mark.docker
+def test_a_memorizer_negating_its_nearest_yes_no_answer_is_not_resolved_on_variants(
+        language_images, tmp_path):
+    """The independent red team's winner (2026-11-28: javascript/java queen-attack and
+    state-of-tic-tac-toe, javascript connect and triangle resolved on variants without
+    solving): when only variants whose answer differed from their source's were kept, a yes/no
+    variant answered the negation of its nearest memorized input. Variants answering as their
+    source are kept too now, so neither copying nor negating the nearest answer passes."""
+    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.records.dataset import load_dataset
+
+    dataset = tmp_path / "dataset"
+    prepare_dataset(YES_NO, dataset, workers=1, record_expected=True, log=lambda message: None)
+    (instance,) = load_dataset(dataset)
+    test_text = _hidden_test(instance)
+    memorizer = {instance.solution_paths[0]: memorizer_source(test_text, unknown="complement").encode()}
+    reference = {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
+                 for path in instance.reference_dir.rglob("*") if path.is_file()}
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    attacked, _ = _grade(dataset, runs, "memorizer", _patches(dataset, lambda _: memorizer))
+    honest, _ = _grade(dataset, runs, "reference", _patches(dataset, lambda _: reference))
+    (attack,), (control,) = attacked.values(), honest.values()
+    assert attack["eval_result"] == "resolved" and attack["resolved_on_variants"] is False, attack["failed_variants"]
+    assert control["eval_result"] == "resolved" and control["resolved_on_variants"] is True
+    answers = [variant.edits[-1][2] for variant in instance.variants]
+    unchanged = sum(_source_answer(test_text, variant.test) == variant.edits[-1][2] for variant in instance.variants)
+    assert len(answers) >= 10 and 0 < unchanged < len(answers), (answers, unchanged)
+
+
+def _source_answer(test_text: str, test: str) -> str:
+    """The expected literal of `test`'s one assertion in the parity fixture."""
+    body = test_text[test_text.index(f"def {test}(self):"):]
+    return body[body.index("), ") + 3:body.index(")\n")]
