@@ -33,6 +33,15 @@ class RunView:
     render: Callable[["LoadedRun", "PriceTable | None"], str]  # the file's text
 
 
+SHOWN_K = (2, 3, 5, 10)  # the k a summary shows besides 1 and K (report.json keeps every k)
+
+
+def shown_k(attempts: int) -> list[str]:
+    """The k (report.json's keys) of pass@k and pass^k that the console and the page show
+    besides 1: SHOWN_K and K itself (--attempts 40 printed all 78 estimates)."""
+    return [str(k) for k in range(2, attempts + 1) if k in SHOWN_K or k == attempts]
+
+
 def registered_views() -> dict[str, RunView]:
     """Every view of this package by name: the VIEW of each of its modules."""
     views: dict[str, RunView] = {}

@@ -44,7 +44,7 @@ from typing import Any, Iterable, Mapping
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from . import RunView
+from . import RunView, shown_k
 from .compare import RunComparison
 from ..outcomes import BUCKETS, Bucket
 from .pricing import PriceTable, instance_cost, run_cost
@@ -264,6 +264,7 @@ def run_page(loaded: LoadedRun, prices: PriceTable | None) -> str:
     page = {"kind": "run", "title": f"Run report: {loaded.source}", "buckets": list(BUCKETS),
             "run_dirs": sorted({str(run_dir.path) for run_dir in loaded.run_dirs.values()}), "summary": summary,
             "tries": run_tries(loaded), "attempts": loaded.report.attempts_per_instance,
+            "shown_k": shown_k(loaded.report.attempts_per_instance),
             "rows": [instance_row(result, prices) for result in results.values()]}
     details = [instance_detail(result, loaded.files(result.instance_id), prices) for result in results.values()]
     return render_page(page, details)
@@ -556,9 +557,7 @@ function renderRunSummary() {
 }
 function intervalText(i) { return i ? percent(i.estimate) + ' (' + percent(i.low) + '–' + percent(i.high) + ')' : '–'; }
 function attemptCards(s) {
-  // A few k besides 1 and K, as the console shows them (report.py SHOWN_K); report.json keeps every k.
-  const last = Math.max(...Object.keys(s.pass_at_k).map(Number));
-  const ks = Object.keys(s.pass_at_k).filter(k => k !== '1' && ([2, 3, 5, 10].includes(Number(k)) || Number(k) === last));
+  const ks = PAGE.shown_k;  // as the console shows them (views.shown_k); report.json keeps every k
   return [card('pass@1 (95% interval)', intervalText(s.score_interval_95)),
     ...ks.map(k => card('pass@' + k, percent(s.pass_at_k[k]))), ...ks.map(k => card('pass^' + k, percent(s.pass_hat_k[k])))];
 }

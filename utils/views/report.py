@@ -46,7 +46,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import RunView, registered_views
+from . import RunView, registered_views, shown_k
 from .compare import CompareError, compare_runs, format_comparison, load_run
 from .html import HtmlReportError, check_output_path, compare_page, run_page, write_page
 from ..outcomes import BUCKETS
@@ -167,15 +167,12 @@ def attempt_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-SHOWN_K = (2, 3, 5, 10)  # the console's k besides 1 and K; report.json keeps every k
-
-
 def _estimates_text(scores: dict[str, Any]) -> str:
     interval = scores["score_interval_95"]
     text = f"pass@1 {interval['estimate']:.4f} (95% {interval['low']:.4f}-{interval['high']:.4f})"
-    shown = lambda k: k != "1" and (int(k) in SHOWN_K or k == max(scores["pass_at_k"], key=int))  # noqa: E731
-    text += "".join(f", pass@{k} {value:.4f}" for k, value in scores["pass_at_k"].items() if shown(k))
-    return text + "".join(f", pass^{k} {value:.4f}" for k, value in scores["pass_hat_k"].items() if shown(k))
+    shown = shown_k(max(map(int, scores["pass_at_k"])))
+    text += "".join(f", pass@{k} {scores['pass_at_k'][k]:.4f}" for k in shown)
+    return text + "".join(f", pass^{k} {scores['pass_hat_k'][k]:.4f}" for k in shown)
 
 
 def _cost_line(cost: dict[str, Any]) -> str:
