@@ -37,7 +37,7 @@ os.environ["POLYGLOT_HARNESS_HOME"] = tempfile.mkdtemp(prefix="citime-home-")
 
 import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
 from polyglot_harness.utils import prepare  # noqa: E402
-from polyglot_harness.utils.pipeline import expected_tests, pools  # noqa: E402
+from polyglot_harness.utils.pipeline import expected_tests, pools, variant_recording  # noqa: E402
 
 BENCHMARK = Path("/work/data/polyglot-benchmark")
 SAMPLE = ("cpp__clock", "cpp__all-your-base", "go__wordy", "go__book-store", "java__pig-latin",
@@ -47,6 +47,7 @@ SAMPLE = ("cpp__clock", "cpp__all-your-base", "go__wordy", "go__book-store", "ja
 CPUACCT = Path("/sys/fs/cgroup/cpuacct/docker")
 _context = threading.local()
 _lock = threading.Lock()
+STAGES: dict[str, float] = {}
 # (language, phase) -> operation -> [count, seconds]
 FIGURES: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(lambda: [0, 0.0]))
 
@@ -122,20 +123,39 @@ class _TimedBox:
 
 def _instrument() -> None:
     start, grade_patch = pools.Sandboxes.start, expected_tests._grade_patch
+    variant_grade = variant_recording._grade
 
     def timed_start(self, spec, instance_id):
         return _TimedBox(_timed(f"start_{spec.role}", start, self, spec, instance_id), spec.role)
 
     def timed_grade_patch(sandboxes, image, instance, patch, *args, **kwargs):
         _context.language = instance.language
-        _context.phase = "reference" if kwargs.get("plant_all") else ("stub" if patch == "" else "reference_retry")
+        _context.phase = ("key" if kwargs.get("observe_only") is not None else "reference" if kwargs.get("plant_all")
+                          else "stub" if patch == "" else "reference_retry")
         outcome = _timed("grading", grade_patch, sandboxes, image, instance, patch, *args, **kwargs)
         with _lock:
             FIGURES[(instance.language, _context.phase)]["canaries_planted"][0] += len(outcome.canaries)
         return outcome
 
+    def timed_variant_grade(sandboxes, image, instance, tree, patch, variants, *args, **kwargs):
+        _context.language = instance.language
+        _context.phase = "variants_confirm" if getattr(_context, "probed", None) == instance.instance_id else "variants_probe"
+        _context.probed = instance.instance_id
+        return _timed("grading", variant_grade, sandboxes, image, instance, tree, patch, variants, *args, **kwargs)
+
+    def timed_stage(name, call):
+        def timed(*args, **kwargs):
+            started = time.monotonic()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                STAGES[name] = round(time.monotonic() - started, 1)
+        return timed
+
     pools.Sandboxes.start = timed_start
     expected_tests._grade_patch = timed_grade_patch
+    variant_recording._grade = timed_variant_grade
+    prepare._record_expected_tests = timed_stage("recording", prepare._record_expected_tests)
 
 
 def _cpu_seconds() -> float:
@@ -152,7 +172,7 @@ def measure(ids: list[str], workers: int) -> dict[str, Any]:
                                       instance_ids=ids, log=lambda message: None)
     metadata = json.loads((output / "polyglot_benchmark_metadata.json").read_text())
     return {"wall_s": round(time.monotonic() - started, 1), "host_cpu_s": round(_cpu_seconds() - cpu, 1),
-            "instances": summary.instance_count, "dataset": str(output),
+            "instances": summary.instance_count, "dataset": str(output), "stages_s": dict(STAGES),
             "figures": {f"{language}/{phase}": {op: [int(n), round(s, 2)] for op, (n, s) in sorted(ops.items())}
                         for (language, phase), ops in sorted(FIGURES.items())},
             "metadata": metadata}
@@ -160,6 +180,7 @@ def measure(ids: list[str], workers: int) -> dict[str, Any]:
 
 def _rows(run: dict[str, Any]) -> dict[str, str]:
     rows = {"wall seconds": str(run["wall_s"]), "host CPU seconds": str(run["host_cpu_s"])}
+    rows.update({f"stage {name} seconds": str(seconds) for name, seconds in run.get("stages_s", {}).items()})
     for group, operations in run["figures"].items():
         for operation, (count, seconds) in operations.items():
             shown = str(count) if operation == "canaries_planted" else f"{seconds:.1f} CPU s" if operation == "container_cpu" else f"{count} x {seconds / max(count, 1):.2f}s = {seconds:.1f}s"

@@ -361,12 +361,15 @@ def test_variant_inputs_cannot_be_derived_from_the_public_tests_without_the_reco
 
 
 @pytest.mark.docker
-def test_an_instance_whose_recording_raises_loses_its_variants_not_the_preparation(variants_dataset, monkeypatch):
-    """One exercise's recording failure (a deriver's bug on some test text) is logged and counted
-    (`recording_failed`), not cached, and the other instances still record: a preparation of 225
-    never dies for one exercise's variants."""
-    from polyglot_harness.utils.judging.variants import RECORDING_FAILED
-    from polyglot_harness.utils.pipeline import variant_recording
+def test_an_instance_whose_variant_drawing_raises_loses_its_variants_not_its_recording(variants_dataset, monkeypatch,
+                                                                                       tmp_path):
+    """One exercise's drawing failure (a deriver's bug on some test text) is logged and counted
+    (`recording_failed`), the reference run is still recorded (expected tests, canaries), the
+    recording is not cached (a rerun retries), and the other instance records its variants: a
+    preparation of 225 never dies for one exercise's variants."""
+    from polyglot_harness.utils import prepare
+    from polyglot_harness.utils.judging.variants import KEPT, RECORDING_FAILED
+    from polyglot_harness.utils.pipeline import expected_tests, variant_recording
     from polyglot_harness.utils.records.dataset import load_dataset
 
     instances = {i.instance_id: i for i in load_dataset(variants_dataset) if i.instance_id in MEMORIZED[:2]}
@@ -378,15 +381,72 @@ def test_an_instance_whose_recording_raises_loses_its_variants_not_the_preparati
             raise ValueError("a deriver bug")
         return real(instance, tree, secret)
 
-    monkeypatch.setattr(variant_recording, "load_dataset", lambda _: list(instances.values()))
+    monkeypatch.setattr(expected_tests, "load_dataset", lambda _: list(instances.values()))
     monkeypatch.setattr(variant_recording, "candidates_of", candidates_of)
-    stored, lines = [], []
-    records = variant_recording.record_variants(variants_dataset, workers=2, log=lines.append,
-                                                cache=lambda instance_id: stored.append(instance_id) or None)
-    assert records[broken].variants == () and records[broken].counts == {RECORDING_FAILED: 1}
+    lines: list[str] = []
+    runs = expected_tests.record_expected_tests(variants_dataset, workers=2, log=lines.append)
+    assert runs[broken].variants == () and runs[broken].variant_counts == {RECORDING_FAILED: 1}
     assert any(line.startswith(f"{broken}: variants not recorded: ValueError: a deriver bug") for line in lines)
-    assert records[fine].variants and records[fine].counts.get("kept"), "the other instance still records"
-    assert stored.count(broken) == 1 and stored.count(fine) == 2, "looked up once each; only the good one stored"
+    assert sorted(runs[broken].test_names) == sorted(instances[broken].expected_tests), "its reference still records"
+    assert runs[broken].canary_sources, "and its canaries"
+    assert runs[fine].variants and runs[fine].variant_counts[KEPT] == len(runs[fine].variants)
+    cache = prepare.RecordingCache(tmp_path, {broken: "key", fine: "key"})
+    cache.store(runs[broken])
+    cache.store(runs[fine])
+    assert set(cache.load()) == {fine}, "only the complete recording is cached"
+
+
+@pytest.mark.docker
+def test_a_variant_that_breaks_the_reference_run_costs_only_itself(variants_dataset, monkeypatch):
+    """The chosen variants get their second run among every canary, in the run that records the
+    expected tests (one grading fewer per instance). A variant that breaks that run (here one
+    whose test ends the test process) must not cost the instance its recording: the reference is
+    recorded again without variants (canaries and all), and the variants are confirmed in a run of
+    their own, which the breaking one breaks too: the instance loses its variants, as when the
+    confirming run was always one of its own, and keeps everything else."""
+    from polyglot_harness.utils.judging.variants import KEPT, NOT_DETERMINISTIC
+    from polyglot_harness.utils.pipeline import expected_tests, variant_recording
+    from polyglot_harness.utils.records.dataset import load_dataset
+
+    instance = next(i for i in load_dataset(variants_dataset) if i.instance_id == "python__wordy")
+    real_draw = variant_recording.draw
+    broke: list[str] = []
+
+    def draw(sandboxes, image, instance, patch, test_timeout=300):
+        drawn = real_draw(sandboxes, image, instance, patch, test_timeout)
+        chosen = dict(drawn.chosen)
+        victim = next(test for test in sorted(chosen) if "self.assert" in _unit_text(instance, test))
+        offset = _unit_text(instance, victim).index("self.assert")
+        chosen[victim] = Variant(victim, ((offset, offset, "__import__('os')._exit(3) or "),))
+        broke.append(victim)
+        return variant_recording.Drawn(drawn.instance_id, chosen, drawn.reasons, drawn.seconds)
+
+    monkeypatch.setattr(variant_recording, "draw", draw)
+    monkeypatch.setattr(expected_tests, "load_dataset", lambda _: [instance])
+    lines: list[str] = []
+    run = expected_tests.record_expected_tests(variants_dataset, workers=1, log=lines.append)[instance.instance_id]
+    assert run.test_names is not None and sorted(run.test_names) == sorted(instance.expected_tests)
+    assert any("the reference with its variants ended" in line for line in lines), lines
+    assert not run.variants, "its run of their own breaks alike: none is confirmed"
+    assert run.variant_counts[NOT_DETERMINISTIC] >= 1 and KEPT not in run.variant_counts
+    assert run.canary_sources, "the canaries are recorded from the run without variants"
+
+
+def _unit_text(instance, test: str) -> str:
+    """The text of hidden test `test` of a prepared instance, as the planter finds it."""
+    import tempfile
+
+    from polyglot_harness.utils.pipeline.variant_recording import test_texts
+    from polyglot_harness.utils.records.instance_repo import checkout_commit
+
+    with tempfile.TemporaryDirectory() as workdir:
+        checkout_commit(instance.grading_repo_dir, instance.test_commit, Path(workdir) / "tree")
+        texts = test_texts(instance, Path(workdir) / "tree")
+    for text in texts.values():
+        for unit in PLANTER.find_units(text):
+            if unit.name == test:
+                return text[unit.start:unit.end]
+    raise AssertionError(f"{test} not found")
 
 
 def test_an_error_tests_variant_is_never_kept():

@@ -59,6 +59,7 @@ from .seam.errors import ImageError
 from .seam.errors import SandboxError
 from .records.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
 from .languages import LANGUAGES, ExerciseNameError, LanguageSpec, UnknownLanguageError, get_language
+from .judging.variants import RECORDING_FAILED
 from .judging.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
 
 if TYPE_CHECKING:  # grading reference runs needs Docker: imported only to record expected tests
@@ -471,7 +472,6 @@ def prepare_dataset(
         _write_metadata(staging_dir, entries)
         if record_expected:
             _record_expected_tests(staging_dir, entries, workers, log)
-            record_variants_into(staging_dir, workers, log)
         else:
             log(f"fast preparation (no reference runs): {FAST_COSTS}")
         _replace_directory(staging_dir, output_dir)
@@ -511,25 +511,6 @@ def _only(locations: list[ExerciseLocation], instance_ids: Sequence[str] | None)
     if unknown:
         raise CheckoutError(f"the checkout has no exercise for {', '.join(unknown)}")
     return chosen
-
-
-def record_variants_into(staging_dir: Path, workers: int, log: Callable[[str], None]) -> None:
-    """Fresh variants recorded on the references (utils/pipeline/variant_recording.py),
-    written into the staged metadata."""
-    from .pipeline.variant_recording import record_variants
-
-    keys = {entry.instance_id: recording_key(entry) for entry in _staged_entries(staging_dir)}
-    records = record_variants(staging_dir, workers, log,
-                              cache=lambda instance_id: RECORDINGS_DIR / instance_id / f"{keys[instance_id]}.variants.json")
-    entries = [replace(entry, variants=tuple(variant.to_json() for variant in records[entry.instance_id].variants),
-                       variant_counts=dict(records[entry.instance_id].counts))
-               if entry.instance_id in records else entry for entry in _staged_entries(staging_dir)]
-    _write_metadata(staging_dir, entries)
-
-
-def _staged_entries(staging_dir: Path) -> list[MetadataEntry]:
-    text = (staging_dir / METADATA_FILENAME).read_text(encoding="utf-8")
-    return [MetadataEntry.from_json(entry) for entry in json.loads(text)]
 
 
 def _record_expected_tests(staging_dir: Path, entries: list[MetadataEntry], workers: int,
@@ -625,7 +606,7 @@ class RecordingCache:
     def store(self, run: ReferenceRun) -> None:
         """Keep a resolved reference run; one that did not resolve (perhaps a busy machine's
         timeout) is graded again by the next preparation."""
-        if run.test_names is None:
+        if run.test_names is None or RECORDING_FAILED in (run.variant_counts or {}):
             return
         path = self.path(run.instance_id)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -680,7 +661,9 @@ def _with_reference_run(entry: MetadataEntry, run: ReferenceRun) -> MetadataEntr
                    stub_passes=run.stub_passes,
                    expected_skips=tuple(sorted(run.skipped_names)) if resolved else None,
                    canary_sources=run.canary_sources if resolved else None,
-                   observation_key=run.observation_key if resolved else None)
+                   observation_key=run.observation_key if resolved else None,
+                   variants=run.variants if resolved else None,
+                   variant_counts=run.variant_counts if resolved else None)
 
 
 def _log_recording(runs: Mapping[str, ReferenceRun], entries: list[MetadataEntry], log: Callable[[str], None]) -> None:
@@ -689,6 +672,10 @@ def _log_recording(runs: Mapping[str, ReferenceRun], entries: list[MetadataEntry
     if failing:
         log(f"warning: {len(failing)} reference solution(s) did not resolve (expected_tests left null): "
             + ", ".join(f"{instance_id} ({runs[instance_id].reason})" for instance_id in failing))
+    with_variants = [run for run in runs.values() if run.variants is not None]
+    if with_variants:
+        log(f"variants: {sum(len(run.variants) for run in with_variants)} kept over {len(with_variants)} instance(s), "
+            f"{sum(1 for run in with_variants if run.variants)} with at least one")
     stub_passes = sorted(instance_id for instance_id, run in runs.items() if run.stub_passes)
     if stub_passes:
         log(f"{len(stub_passes)} instance(s) resolve with the untouched stub (stub_passes): {', '.join(stub_passes)}")

@@ -33,6 +33,7 @@ from ..seam.image_settings import ImageSettings
 from ..records.instance_repo import checkout_commit
 from ..languages import LANGUAGES
 from ..judging.runner_results import ERROR, FAILED, SKIPPED
+from . import variant_recording
 from .pools import Sandboxes
 from ..seam.errors import SandboxError
 from ..seam.protocol import SandboxProvider
@@ -52,6 +53,10 @@ class ReferenceRun:
     canary_sources: tuple[str, ...] = ()  # tests whose canary behaved on the reference
     # The answer key (docs/answer-key.md): converted assertion id -> the reference's renderings.
     observation_key: dict[str, tuple[str, ...]] | None = None
+    # Fresh variants (utils/pipeline/variant_recording.py) as JSON, and why tests gave none;
+    # None where the language derives none.
+    variants: tuple[dict, ...] | None = None
+    variant_counts: dict[str, int] | None = None
 
 
 def reference_patch(instance: Instance) -> str:
@@ -80,35 +85,74 @@ def patch_writing(instance: Instance, files: dict[str, bytes]) -> str:
 
 def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int = 300,
                   log: Callable[[str], None] = lambda message: None) -> ReferenceRun:
-    """Record the answer key (where the language has one), grade the reference solution with
-    it and a canary planted for every eligible test, then the untouched stub the way any
-    agent's patch is graded."""
-    key_started = time.monotonic()
+    """Record the answer key (where the language has one) and draw the variants (where the
+    language derives them), grade the reference solution with the key, a canary planted for
+    every eligible test and the chosen variants (their second run), then the untouched stub the
+    way any agent's patch is graded."""
+    started = time.monotonic()
     key = record_observation_key(sandboxes, image, instance, test_timeout, log)
-    key_seconds = time.monotonic() - key_started
-    reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout, plant_all=True,
-                             observation_key=key)
+    patch = reference_patch(instance)
+    drawn = _draw_variants(sandboxes, image, instance, patch, test_timeout, log)
+    chosen = tuple(drawn.chosen.values()) if isinstance(drawn, variant_recording.Drawn) else ()
+    reference = _grade_patch(sandboxes, image, instance, patch, test_timeout, plant_all=True,
+                             observation_key=key, variants=chosen)
     if key and judge(key, reference.observations) is not None:
         log(f"{instance.instance_id}: the reference does not match its own answer key "
             f"({judge(key, reference.observations).detail}): recorded without one")
         key = None
-        reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout, plant_all=True)
+        reference = _grade_patch(sandboxes, image, instance, patch, test_timeout, plant_all=True, variants=chosen)
     verdict = _reference_verdict(reference, instance)
+    confirming = reference if chosen else None
+    if not verdict.resolved and chosen:
+        # A variant may have disturbed the run: recorded as without variants, confirmed apart.
+        log(f"{instance.instance_id}: the reference with its variants ended {verdict.reason}: recorded without them")
+        reference = _grade_patch(sandboxes, image, instance, patch, test_timeout, plant_all=True, observation_key=key)
+        verdict, confirming = _reference_verdict(reference, instance), None
     if not verdict.resolved and reference.canaries:
         # A canary that disturbed its neighbours: record from a run without canaries.
-        reference = _grade_patch(sandboxes, image, instance, reference_patch(instance), test_timeout,
-                                 observation_key=key)
+        reference = _grade_patch(sandboxes, image, instance, patch, test_timeout, observation_key=key)
         verdict = _reference_verdict(reference, instance)
     if not verdict.resolved:
-        return ReferenceRun(instance_id=instance.instance_id, test_names=None, reason=verdict.reason, seconds=reference.seconds + key_seconds)
+        return ReferenceRun(instance_id=instance.instance_id, test_names=None, reason=verdict.reason,
+                            seconds=time.monotonic() - started)
+    variants = _confirmed_variants(sandboxes, image, instance, patch, drawn, confirming, test_timeout)
     results = instance.language_spec.hidden_tests(reference.real_results, instance.hidden_paths)
     sources = _behaving_canaries(reference.canaries, reference.canary_cases)
     stub = _grade_patch(sandboxes, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources,
                         observation_key=key)
     return ReferenceRun(instance_id=instance.instance_id, test_names=results.names(), reason=verdict.reason,
-                        seconds=reference.seconds + stub.seconds + key_seconds,
+                        seconds=time.monotonic() - started,
                         skipped_names=results.names(SKIPPED), stub_passes=stub.verdict.resolved,
-                        canary_sources=sources, observation_key=key)
+                        canary_sources=sources, observation_key=key,
+                        variants=None if variants is None else tuple(variant.to_json() for variant in variants.variants),
+                        variant_counts=None if variants is None else dict(variants.counts))
+
+
+def _draw_variants(sandboxes: Sandboxes, image: str, instance: Instance, patch: str, test_timeout: int,
+                   log: Callable[[str], None]):
+    """The instance's chosen variants (variant_recording.draw); None where the language derives
+    none; a failed VariantRecord where drawing raised (one exercise's failure costs its
+    variants, not its recording; an engine's failure is retried with the whole run)."""
+    if not variant_recording.eligible(instance):
+        return None
+    try:
+        return variant_recording.draw(sandboxes, image, instance, patch, test_timeout)
+    except SandboxError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a deriver's bug on some test text
+        log(f"{instance.instance_id}: variants not recorded: {type(error).__name__}: {error}")
+        return variant_recording.failed(instance)
+
+
+def _confirmed_variants(sandboxes: Sandboxes, image: str, instance: Instance, patch: str, drawn, confirming,
+                        test_timeout: int):
+    """The VariantRecord of a resolved reference: the chosen variants it passed in the
+    recorded run (`confirming`), or in a run of their own when that run planted none."""
+    if not isinstance(drawn, variant_recording.Drawn):
+        return drawn  # None (no variants here) or the failed record
+    if confirming is not None:
+        return variant_recording.confirmed(drawn, confirming.variant_cases)
+    return variant_recording.confirm_apart(sandboxes, image, instance, patch, drawn, test_timeout)
 
 
 KEY_PROBES = 4  # builds that may each refuse some conversions (a type the observer cannot render)
@@ -173,7 +217,7 @@ def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_tim
                  expected_tests: tuple[str, ...] | None = None, expected_skips: tuple[str, ...] = (),
                  canary_sources: tuple[str, ...] | None = None, plant_all: bool = False,
                  observation_key: dict[str, tuple[str, ...]] | None = None,
-                 observe_only: frozenset[str] | None = None):
+                 observe_only: frozenset[str] | None = None, variants: tuple = ()):
     language = instance.language_spec
     with tempfile.TemporaryDirectory(prefix="polyglot-reference-tests-") as workdir:
         test_tree = Path(workdir) / "tree"
@@ -183,7 +227,7 @@ def _grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_tim
                                  expected_skips=expected_skips, grading_mode=instance.grading_mode,
                                  canary_sources=canary_sources, plant_all_canaries=plant_all,
                                  reference_dir=instance.reference_dir, observation_key=observation_key,
-                                 observe_only=observe_only)
+                                 observe_only=observe_only, variants=variants)
         return grade(sandboxes, image, request)
 
 

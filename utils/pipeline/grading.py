@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..judging.answer_key import judge, observed_values, parse_observations
-from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
+from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate, test_files
 from ..judging.variants import Variant, plant_variants, split_variants
 from .build_cache import ensure_warm, reader_env, reader_mounts
 from ..languages import LanguageSpec, TrustedProcess, matches_any
@@ -151,7 +151,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         if converted:
             log(f"answer key: {len(converted)} assertion(s) converted to observations")
         planted_variants = plant_request_variants(tree, request)  # before the canaries: renamed alike
-        planted = plant_canaries(tree, request)
+        planted = plant_canaries(tree, request, planted_variants)
         if planted:
             log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
         trusted = trusted_process(request)
@@ -339,12 +339,18 @@ def plant_request_variants(tree: Path, request: GradingRequest) -> dict[str, str
     return plant_variants(tree, planter, matches_any, request.variants, planter.mutator.rename)
 
 
-def plant_canaries(tree: Path, request: GradingRequest) -> tuple[Canary, ...]:
+def plant_canaries(tree: Path, request: GradingRequest, planted_variants: Mapping[str, str] = {}) -> tuple[Canary, ...]:
+    """The request's canaries; with `plant_all_canaries`, one for every eligible real test (never
+    for a variant planted beside them: `planted_variants`, name planted -> variant)."""
     planter = request.language.canaries
     if planter is None or request.grading_mode != GRADING_TESTS:
         return ()
     if request.plant_all_canaries:
-        return plant(tree, planter, matches_any, None, None)
+        real = None if not planted_variants else tuple(
+            unit.name for path in test_files(tree, planter, matches_any)
+            for unit in planter.find_units(read_regular(tree, path.relative_to(tree).as_posix()).decode(
+                "utf-8", errors="surrogateescape")) if unit.name not in planted_variants)
+        return plant(tree, planter, matches_any, real, None)
     if not request.canary_sources:
         return ()
     return plant(tree, planter, matches_any, request.canary_sources, CANARIES_PER_GRADING)

@@ -9,22 +9,21 @@ For every instance of a language with a variant deriver (`LanguageSpec.variants`
    at most MAX_LITERAL characters) within the word the tests compute in becomes the variant,
    the value written back as the language's literal, whether or not it equals the original's
    expected value (a rule keeping only changed answers tells a yes/no test's answer);
-3. the chosen variants are planted as they will be at grading, on the reference again: only
-   those it passes are kept (the answer was the same over two runs, and the literal states it).
+3. the chosen variants are planted as they will be at grading, among every canary, in the
+   reference run that records the expected tests (utils/pipeline/expected_tests.py): only those
+   it passes are kept (the answer was the same over two runs, and the literal states it). When
+   that run does not resolve, it is recorded again without them and they are confirmed in a
+   run of their own (`confirm_apart`), as before the two were one run.
 Per exercise, how many tests gave a variant and why the others did not (`variant_counts`).
 """
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import secrets
 import tempfile
-import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
@@ -33,12 +32,9 @@ from ..judging import variants as v
 from ..judging.canaries import test_files
 from ..judging.regular_files import read_regular
 from ..judging.runner_results import PASSED
-from ..languages import LANGUAGES, matches_any
-from ..records.dataset import Instance, load_dataset
+from ..languages import matches_any
+from ..records.dataset import Instance
 from ..records.instance_repo import checkout_commit
-from ..seam.image_settings import ImageSettings
-from ..seam.registry import open_provider
-from .expected_tests import with_retries, reference_patch
 from .grading import GradingRequest, grade
 from .pools import Sandboxes
 
@@ -139,7 +135,18 @@ def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str
     return candidate.variant(written), v.KEPT
 
 
-def record_instance(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int = 300) -> VariantRecord:
+@dataclass(frozen=True)
+class Drawn:
+    """An instance's variants chosen from its probe run, not yet confirmed by a second run."""
+    instance_id: str
+    chosen: Mapping[str, v.Variant]  # test -> its variant
+    reasons: Counter
+    seconds: float = 0.0
+
+
+def draw(sandboxes: Sandboxes, image: str, instance: Instance, patch: str, test_timeout: int = 300) -> Drawn:
+    """Steps 1 and 2: every test's candidates probed on the reference, the first that
+    qualifies chosen per test."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="polyglot-variants-") as workdir:
         tree = Path(workdir) / "tree"
@@ -147,16 +154,38 @@ def record_instance(sandboxes: Sandboxes, image: str, instance: Instance, test_t
         candidates = candidates_of(instance, tree)
         probes = tuple(candidate.probe(f"{test}#{index}") for test, options in candidates.items()
                        for index, candidate in enumerate(options) if candidate.expected is not None)
-        patch = reference_patch(instance)
         first = _grade(sandboxes, image, instance, tree, patch, probes, test_timeout) if probes else {}
         chosen, reasons = choose(candidates, first, instance.language_spec.variants.read, stated_bound(instance, tree))
-        second = _grade(sandboxes, image, instance, tree, patch, tuple(chosen.values()), test_timeout) if chosen else {}
-    kept = tuple(variant for test, variant in chosen.items()
-                 if test in second and second[test].outcome == PASSED)
+    return Drawn(instance.instance_id, chosen, reasons, time.monotonic() - started)
+
+
+def confirmed(drawn: Drawn, cases: Mapping[str, object], seconds: float = 0.0) -> VariantRecord:
+    """Step 3: the chosen variants the reference passed again (`cases`: that run's variant
+    cases, whether they were planted alone or among the canaries of the reference run)."""
+    kept = tuple(variant for test, variant in drawn.chosen.items() if test in cases and cases[test].outcome == PASSED)
+    reasons = Counter(drawn.reasons)
     reasons[v.KEPT] += len(kept)
-    reasons[v.NOT_DETERMINISTIC] += len(chosen) - len(kept)
-    return VariantRecord(instance.instance_id, kept, {k: n for k, n in sorted(reasons.items()) if n},
-                         time.monotonic() - started)
+    reasons[v.NOT_DETERMINISTIC] += len(drawn.chosen) - len(kept)
+    return VariantRecord(drawn.instance_id, kept, {k: n for k, n in sorted(reasons.items()) if n}, drawn.seconds + seconds)
+
+
+def confirm_apart(sandboxes: Sandboxes, image: str, instance: Instance, patch: str, drawn: Drawn,
+                  test_timeout: int = 300) -> VariantRecord:
+    """Step 3 in a run of its own: the reference with the chosen variants alone (when they could
+    not be confirmed in the reference run with every canary)."""
+    if not drawn.chosen:
+        return confirmed(drawn, {})
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="polyglot-variants-") as workdir:
+        tree = Path(workdir) / "tree"
+        checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
+        cases = _grade(sandboxes, image, instance, tree, patch, tuple(drawn.chosen.values()), test_timeout)
+    return confirmed(drawn, cases, time.monotonic() - started)
+
+
+def failed(instance: Instance) -> VariantRecord:
+    """An instance whose recording raised: no variants, counted, never cached (a rerun retries)."""
+    return VariantRecord(instance.instance_id, (), {v.RECORDING_FAILED: 1})
 
 
 def _grade(sandboxes: Sandboxes, image: str, instance: Instance, tree: Path, patch: str,
@@ -169,67 +198,5 @@ def _grade(sandboxes: Sandboxes, image: str, instance: Instance, tree: Path, pat
 
 
 def eligible(instance: Instance) -> bool:
-    return (instance.language_spec.variants is not None and instance.expected_tests is not None
-            and instance.grading_mode == "tests")
-
-
-def _cached(path: Path | None) -> VariantRecord | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return VariantRecord(data["instance_id"], tuple(v.Variant.from_json(item) for item in data["variants"]),
-                             data["counts"], data["seconds"])
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
-        return None
-
-
-def _store(path: Path | None, record: VariantRecord) -> None:
-    if path is None:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-    temporary.write_text(json.dumps({"instance_id": record.instance_id, "counts": dict(record.counts),
-                                     "seconds": record.seconds,
-                                     "variants": [variant.to_json() for variant in record.variants]}), encoding="utf-8")
-    os.replace(temporary, path)
-
-
-def record_variants(dataset_dir: Path, workers: int = 2, log: Callable[[str], None] = print,
-                    provider=None, cache: Callable[[str], Path] | None = None) -> dict[str, VariantRecord]:
-    """Every eligible instance's VariantRecord, `workers` at a time; with `cache` (instance id
-    -> the file of its inputs' key, beside the reference runs' recordings), a record whose
-    inputs are unchanged is taken from there and each new one kept there."""
-    instances = [instance for instance in load_dataset(dataset_dir) if eligible(instance)]
-    earlier = {instance.instance_id: _cached(cache(instance.instance_id)) for instance in instances} if cache else {}
-    taken = {instance_id: record for instance_id, record in earlier.items() if record is not None}
-    instances = [instance for instance in instances if instance.instance_id not in taken]
-    if taken:
-        log(f"variants: {len(taken)} instance(s) taken from earlier recordings")
-    if not instances:
-        return taken
-    provider = provider or open_provider()
-    provider.prepare(log)
-    languages = sorted({instance.language for instance in instances})
-    with tempfile.TemporaryDirectory(prefix="polyglot-images-") as workdir:
-        images = provider.ensure_images([LANGUAGES[language] for language in languages], None,
-                                        ImageSettings.from_env(), Path(workdir), log)
-    sandboxes = Sandboxes(provider, "record-variants")
-    log(f"recording variants for {len(instances)} instance(s)")
-
-    def one(instance: Instance) -> VariantRecord:
-        try:
-            record = with_retries(lambda: record_instance(sandboxes, images.grading[instance.language], instance), log)
-        except Exception as error:  # noqa: BLE001 - one exercise's failure costs its variants, not the dataset
-            log(f"{instance.instance_id}: variants not recorded: {type(error).__name__}: {error}")
-            return VariantRecord(instance.instance_id, (), {v.RECORDING_FAILED: 1})  # not cached: a rerun retries
-        _store(cache(instance.instance_id) if cache else None, record)
-        return record
-
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            records = list(pool.map(one, instances))
-    finally:
-        sandboxes.close()
-    with_any = sum(1 for record in records if record.variants)
-    log(f"variants: {sum(len(r.variants) for r in records)} kept over {len(records)} instance(s), "
-        f"{with_any} with at least one; {sum(r.seconds for r in records):.0f}s of reference runs")
-    return taken | {record.instance_id: record for record in records}
+    """Variants are recorded where the language derives them and the instance runs tests."""
+    return instance.language_spec.variants is not None and instance.grading_mode == "tests"
