@@ -126,3 +126,22 @@ def test_the_source_policy_refuses_the_observers_names():
     refused = {violation.rule for violation in check(SOURCE_POLICY, {"x.cpp": specialization})}
     assert "catch_names" in refused
     assert not check(SOURCE_POLICY, {"x.cpp": "int polyglot(int x) { return x; }\n"})
+
+
+def test_the_key_keeps_only_what_the_reference_run_observed_alike():
+    """The reference run (canaries planted, the key's assertions converted) is the second
+    observation: an assertion it observed differently, or not at all, stays in-process; the
+    others are the key, and the log names what was left out."""
+    from types import SimpleNamespace
+
+    from polyglot_harness.utils.pipeline.expected_tests import stable_key
+
+    first = {"t.cpp:L10": ("1",), "t.cpp:L11": ("2", "3"), "t.cpp:L12": ("x",), "t.cpp:L13": ("4",)}
+    second = {"t.cpp:L10": ("1",), "t.cpp:L11": ("2", "4"), "t.cpp:L13": ("4",), "t.cpp:L99": ("9",)}
+    lines: list[str] = []
+    key = stable_key(SimpleNamespace(instance_id="cpp__x"), first, second, lines.append)
+    assert key == {"t.cpp:L10": ("1",), "t.cpp:L13": ("4",)}
+    assert lines == ["cpp__x: answer key of 2 assertion(s) (4 observed; differing between two runs, left out: "
+                     "t.cpp:L11, t.cpp:L12)"]
+    assert stable_key(SimpleNamespace(instance_id="cpp__x"), {}, second, lines.append) == {}
+    assert stable_key(SimpleNamespace(instance_id="cpp__x"), None, second, lines.append) is None

@@ -38,7 +38,6 @@ from .pools import Sandboxes
 from ..seam.errors import SandboxError
 from ..seam.protocol import SandboxProvider
 from ..seam.registry import open_provider
-from ..judging.answer_key import judge
 from ..judging.verdict import GRADING_TESTS, decide_separated
 
 
@@ -85,22 +84,17 @@ def patch_writing(instance: Instance, files: dict[str, bytes]) -> str:
 
 def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int = 300,
                   log: Callable[[str], None] = lambda message: None) -> ReferenceRun:
-    """Record the answer key (where the language has one) and draw the variants (where the
-    language derives them), grade the reference solution with the key, a canary planted for
-    every eligible test and the chosen variants (their second run), then the untouched stub the
-    way any agent's patch is graded."""
+    """Observe the answer key (where the language has one) and draw the variants (where the
+    language derives them), grade the reference solution with the key's assertions converted
+    (their second observation), a canary planted for every eligible test and the chosen
+    variants (their second run), then the untouched stub the way any agent's patch is graded."""
     started = time.monotonic()
-    key = record_observation_key(sandboxes, image, instance, test_timeout, log)
+    key = first_observations(sandboxes, image, instance, test_timeout, log)
     patch = reference_patch(instance)
     drawn = _draw_variants(sandboxes, image, instance, patch, test_timeout, log)
     chosen = tuple(drawn.chosen.values()) if isinstance(drawn, variant_recording.Drawn) else ()
     reference = _grade_patch(sandboxes, image, instance, patch, test_timeout, plant_all=True,
                              observation_key=key, variants=chosen)
-    if key and judge(key, reference.observations) is not None:
-        log(f"{instance.instance_id}: the reference does not match its own answer key "
-            f"({judge(key, reference.observations).detail}): recorded without one")
-        key = None
-        reference = _grade_patch(sandboxes, image, instance, patch, test_timeout, plant_all=True, variants=chosen)
     verdict = _reference_verdict(reference, instance)
     confirming = reference if chosen else None
     if not verdict.resolved and chosen:
@@ -115,6 +109,7 @@ def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_tim
     if not verdict.resolved:
         return ReferenceRun(instance_id=instance.instance_id, test_names=None, reason=verdict.reason,
                             seconds=time.monotonic() - started)
+    key = stable_key(instance, key, reference.observations, log)
     variants = _confirmed_variants(sandboxes, image, instance, patch, drawn, confirming, test_timeout)
     results = instance.language_spec.hidden_tests(reference.real_results, instance.hidden_paths)
     sources = _behaving_canaries(reference.canaries, reference.canary_cases)
@@ -158,10 +153,11 @@ def _confirmed_variants(sandboxes: Sandboxes, image: str, instance: Instance, pa
 KEY_PROBES = 4  # builds that may each refuse some conversions (a type the observer cannot render)
 
 
-def record_observation_key(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int,
+def first_observations(sandboxes: Sandboxes, image: str, instance: Instance, test_timeout: int,
                            log: Callable[[str], None] = lambda message: None) -> dict[str, tuple[str, ...]] | None:
-    """The reference's observations of every assertion that converts, builds and observes the
-    same in two runs (None: the language has no key; {}: nothing converted)."""
+    """The reference's observations, in a first observing run, of every assertion that converts
+    and builds (None: the language has no key; {}: nothing converted). The reference run
+    observes them a second time (`stable_key`)."""
     answer_key = instance.language_spec.answer_key
     if answer_key is None or instance.grading_mode != GRADING_TESTS:
         return None
@@ -183,16 +179,21 @@ def record_observation_key(sandboxes: Sandboxes, image: str, instance: Instance,
         log(f"{instance.instance_id}: answer key: none ({len(first.converted)} converted, the observing run "
             f"ended {first.verdict.reason}: {first.verdict.detail[:300]})")
         return {}
-    second = _grade_patch(sandboxes, image, instance, patch, test_timeout, observe_only=first.converted)
-    if not second.verdict.resolved:  # a busy machine's timeout says nothing of determinism: once more
-        log(f"{instance.instance_id}: the second observing run ended {second.verdict.reason}: run again")
-        second = _grade_patch(sandboxes, image, instance, patch, test_timeout, observe_only=first.converted)
-    key = {assertion: values for assertion, values in first.observations.items()
-           if assertion in first.converted and second.observations.get(assertion) == values}
-    unstable = sorted(set(first.observations) - set(key))
-    log(f"{instance.instance_id}: answer key of {len(key)} assertion(s) ({len(first.converted)} converted"
+    return {assertion: values for assertion, values in first.observations.items() if assertion in first.converted}
+
+
+def stable_key(instance: Instance, key: dict[str, tuple[str, ...]] | None, observations: Mapping[str, tuple[str, ...]],
+               log: Callable[[str], None]) -> dict[str, tuple[str, ...]] | None:
+    """The answer key: the first observing run's observations that the reference run (graded
+    with them converted) observed alike; an assertion whose observations differ between the
+    two runs stays in-process."""
+    if not key:
+        return key
+    stable = {assertion: values for assertion, values in key.items() if observations.get(assertion) == values}
+    unstable = sorted(set(key) - set(stable))
+    log(f"{instance.instance_id}: answer key of {len(stable)} assertion(s) ({len(key)} observed"
         + (f"; differing between two runs, left out: {', '.join(unstable)}" if unstable else "") + ")")
-    return key
+    return stable
 
 
 def _reference_verdict(outcome, instance: Instance):
