@@ -257,3 +257,29 @@ def test_an_error_tests_variant_from_an_older_dataset_is_not_planted(tmp_path):
     metadata.write_text(json.dumps(entries))
     (rust,) = load_dataset(tmp_path / "dataset")
     assert [variant.test for variant in rust.variants] == ["a_value"] and rust.variants_recorded
+
+
+def test_the_command_lines_default_runs_a_dataset_without_small_whole_with_a_note(tmp_path, capsys):
+    """`harness.py --dataset D` with no subset: small (HyperAgents' default) where D holds it; a
+    dataset prepared for a few instances (--instance_ids, --languages) is run whole with a note,
+    where it was refused before for ids it was never meant to hold."""
+    from polyglot_harness.utils.cli import command_line_subsets
+
+    for instance_id in SMALL + ["python__two-fer"]:
+        language, slug = instance_id.split("__")
+        write_synthetic_exercise(tmp_path / "all", language, slug)
+    for instance_id in ["python__two-fer", SMALL[0]]:
+        language, slug = instance_id.split("__")
+        write_synthetic_exercise(tmp_path / "few", language, slug)
+    prepare_dataset(tmp_path / "all", tmp_path / "all-ds", record_expected=False, log=lambda _: None)
+    prepare_dataset(tmp_path / "few", tmp_path / "few-ds", record_expected=False, log=lambda _: None)
+    capsys.readouterr()
+    assert command_line_subsets({}, tmp_path / "all-ds") == ("small",)
+    assert capsys.readouterr().err == ""
+    assert command_line_subsets({}, tmp_path / "few-ds") == ("full",)
+    assert capsys.readouterr().err == ("note: the dataset holds 1 of the 10 instances of the default subset small: "
+                                       "running all 2 of its instances (--subset or --instance_ids to choose)\n")
+    assert command_line_subsets({"instance_ids": ("python__two-fer",)}, tmp_path / "few-ds") == ()
+    assert command_line_subsets({"predictions": tmp_path / "p.jsonl"}, tmp_path / "few-ds") == ("full",)
+    with pytest.raises(DatasetError):
+        command_line_subsets({}, tmp_path / "missing")

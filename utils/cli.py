@@ -14,10 +14,11 @@ are harness()'s keywords and a run file's keys. Python API for loops: `harness(.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from .pipeline.build_cache import prune_caches
-from .records.dataset import DatasetError
+from .records.dataset import FULL_SUBSET, DatasetError, load_dataset, read_subset
 from .run import HarnessError, RunOutcome, open_backend, run
 from .seam.agent import AgentPatchError
 from .seam.image_settings import ImageSettings
@@ -36,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
             return build_images_only(run_config(values), commands.get("base_image"))
         if commands.get("prune_caches"):
             return prune_backend_caches(run_config(values))
-        values.setdefault("subset", command_line_subsets(values))
+        if "subset" not in values:
+            values["subset"] = command_line_subsets(values, run_config(values).dataset)
         config = run_config(values)
         outcome = run(config)
     except (HarnessError, DatasetError, AgentPatchError, SandboxError) as error:
@@ -46,13 +48,27 @@ def main(argv: list[str] | None = None) -> int:
     return 130 if outcome.interrupted else 0
 
 
-def command_line_subsets(values: dict[str, Any]) -> tuple[str, ...]:
+DEFAULT_SUBSET = "small"  # HyperAgents' default
+
+
+def command_line_subsets(values: dict[str, Any], dataset: Path) -> tuple[str, ...]:
     """Without --subset (on the command line or in the run file): the ids named by
     --instance_ids, or every instance a --predictions file grades, or else HyperAgents'
-    default, small. (harness() without a subset selects every instance, as it always did.)"""
+    default, small, when the dataset holds it; a dataset prepared with --instance_ids or
+    --languages that does not is run whole, with a note, rather than refused for ids it was
+    never meant to hold. (harness() without a subset selects every instance, as it always did.)"""
     if values.get("instance_ids") or values.get("stages") is not None:
         return ()
-    return ("full",) if values.get("predictions") else ("small",)
+    if values.get("predictions"):
+        return ("full",)
+    held = {instance.instance_id for instance in load_dataset(dataset)}
+    small = read_subset(DEFAULT_SUBSET)
+    if held.issuperset(small):
+        return (DEFAULT_SUBSET,)
+    print(f"note: the dataset holds {len(held.intersection(small))} of the {len(small)} instances of the default "
+          f"subset {DEFAULT_SUBSET}: running all {len(held)} of its instances (--subset or --instance_ids to choose)",
+          file=sys.stderr)
+    return (FULL_SUBSET,)
 
 
 def build_images_only(config: RunConfig, base_image: str | None) -> int:
