@@ -281,5 +281,4 @@ def test_the_command_lines_default_runs_a_dataset_without_small_whole_with_a_not
                                        "running all 2 of its instances (--subset or --instance_ids to choose)\n")
     assert command_line_subsets({"instance_ids": ("python__two-fer",)}, tmp_path / "few-ds") == ()
     assert command_line_subsets({"predictions": tmp_path / "p.jsonl"}, tmp_path / "few-ds") == ("full",)
-    with pytest.raises(DatasetError):
-        command_line_subsets({}, tmp_path / "missing")
+    assert command_line_subsets({}, tmp_path / "missing") == ("small",), "the run itself reports the dataset"

@@ -61,7 +61,10 @@ def command_line_subsets(values: dict[str, Any], dataset: Path) -> tuple[str, ..
         return ()
     if values.get("predictions"):
         return ("full",)
-    held = {instance.instance_id for instance in load_dataset(dataset)}
+    try:
+        held = {instance.instance_id for instance in load_dataset(dataset)}
+    except DatasetError:
+        return (DEFAULT_SUBSET,)  # the run says what is wrong with the dataset, in its own words
     small = read_subset(DEFAULT_SUBSET)
     if held.issuperset(small):
         return (DEFAULT_SUBSET,)
