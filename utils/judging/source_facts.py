@@ -158,14 +158,41 @@ def _python_literal(source: str) -> str:
 
 
 def _receiver(node) -> str | None:
-    """The first parameter of a method when it is `self` or `cls` and never rebound."""
+    """The first parameter of a method when it is `self`, or `cls` of a @classmethod, and
+    never rebound. A plain function's first parameter is whatever its caller passes, whatever
+    its name (`Helper.get(any_object, name)`: an independent red team, 2026-11-28, read
+    `sys.modules` and patched unittest that way on python__paasio); a classmethod's is its class."""
     params = node.args.posonlyargs + node.args.args
     if not params or params[0].arg not in ("self", "cls"):
         return None
     name = params[0].arg
+    if name == "cls" and not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in node.decorator_list):
+        return None
     rebound = any(isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, (ast.Store, ast.Del))
                   for child in ast.walk(node))
     return None if rebound else name
+
+
+def _own_attribute(receiver: str | None, base: str | None, name: ast.AST) -> bool:
+    """Whether `getattr(base, name)` (or set/del) names an attribute of the method's own: its
+    class's (`cls` of a classmethod), or one under a literal prefix (`getattr(self,
+    'turn_' + command)`): `self` can be any object an unbound call passes, and a prefix that
+    does not start with `_` keeps every dunder and module attribute out of reach."""
+    if receiver is None or base != receiver:
+        return False
+    if receiver == "cls":
+        return True
+    prefix = _literal_prefix(name)
+    return bool(prefix) and not prefix.startswith("_")
+
+
+def _literal_prefix(node: ast.AST) -> str:
+    """The literal text a string expression starts with (`'turn_' + x`, `f'turn_{x}'`)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _literal_prefix(node.left)
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return _literal_prefix(node.values[0])
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
 
 
 class _PythonReader(ast.NodeVisitor):
@@ -237,9 +264,9 @@ class _PythonReader(ast.NodeVisitor):
             if base and _imported(base, self.aliases):
                 self.add(NAME, f"{base}.{'?' if name is None else name}{suffix}", node)
             elif name is None and node.func.id in ("getattr", "setattr", "delattr") and len(node.args) > 1 \
-                    and not (base and self.receivers and base == self.receivers[-1]):
+                    and not _own_attribute(self.receivers[-1] if self.receivers else None, base, node.args[1]):
                 # An attribute named at run time (`getattr(f, built)` reaches `__globals__`);
-                # a method's own `getattr(self, name)` is its class's business.
+                # a method's own attribute is its class's business (`_own_attribute`).
                 self.add(NAME, f"{base or '?'}.?{suffix}", node)
         self.generic_visit(node)
 
