@@ -14,7 +14,9 @@ import pytest
 
 from polyglot_harness.utils.pipeline.agent_phase import MAX_PATCH_BYTES
 
-pytestmark = pytest.mark.docker
+# Restarts THE engine and measures its disk: runs before the gate's preparation starts in the
+# background (tests/conftest.py).
+pytestmark = [pytest.mark.docker, pytest.mark.before_background]
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = PROJECT_ROOT / "samples"

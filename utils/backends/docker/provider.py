@@ -52,6 +52,23 @@ LABEL_HOST = f"{LABEL_PREFIX}.host"
 DISK_POLL_S = 1.0
 
 
+
+CPU_SHARES_VARIABLE = "POLYGLOT_SANDBOX_CPU_SHARES"
+
+
+def sandbox_cpu_shares() -> int | None:
+    """The CPU weight of this process's sandboxes against other containers when the CPUs are
+    all busy (the engine's default, 1024, when unset): a preparation run in the background
+    beside other work (the test suite's gate) gives its sandboxes less, so they take idle CPU
+    and never slow the foreground's."""
+    value = os.environ.get(CPU_SHARES_VARIABLE, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 2:
+        raise SandboxError(f"{CPU_SHARES_VARIABLE}={value!r}: a whole number >= 2 (the engine's default weight is 1024)")
+    return int(value)
+
+
 class DockerSandbox:
     """A container serving one instance in one role (see the module docstring)."""
 
@@ -95,7 +112,7 @@ class DockerSandbox:
                 # as spec.user (see exec), so kill_all_processes can end that user's processes
                 # from inside without ending the container.
                 user="0:0",
-                nano_cpus=int(spec.limits.cpus * 1e9), mem_limit=spec.limits.memory,
+                nano_cpus=int(spec.limits.cpus * 1e9), cpu_shares=sandbox_cpu_shares(), mem_limit=spec.limits.memory,
                 memswap_limit=spec.limits.memory, pids_limit=spec.limits.pids,
                 # No toolchain needs a capability: root in the container owns what it writes.
                 cap_drop=["ALL"], security_opt=["no-new-privileges"],
