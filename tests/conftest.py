@@ -243,16 +243,22 @@ def _uses(item, fixtures: tuple[str, ...]) -> bool:
     return any(name in getattr(item, "fixturenames", ()) for name in fixtures)
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """The tests that must not run beside the background preparation first, the modules that
     use the benchmark last (each module's tests stay together and in order)."""
-    config.stash[_GATE_WANTED] = any(_uses(item, (GATE_FIXTURE,)) for item in items) and _background_allowed()
-    if not config.stash[_GATE_WANTED]:
+    if not any(_uses(item, (GATE_FIXTURE,)) for item in items):
         return
     first = [item for item in items if item.get_closest_marker("before_background")]
     last = {item.path for item in items if _uses(item, BENCHMARK_FIXTURES)}
     rest = [item for item in items if item not in first]
     items[:] = first + [item for item in rest if item.path not in last] + [item for item in rest if item.path in last]
+
+
+def pytest_collection_finish(session):
+    """Wanted when a selected test (after -m, -k and deselection) uses the gate's dataset."""
+    session.config.stash[_GATE_WANTED] = (any(_uses(item, (GATE_FIXTURE,)) for item in session.items)
+                                          and _background_allowed())
 
 
 def pytest_runtest_setup(item):
