@@ -559,7 +559,11 @@ def test_a_real_two_try_run_opens_to_both_tries_and_the_feedback(chromium: str, 
     assert not [attrs for _, attrs in dom.tags if "data-pwned" in attrs], "an attacker script ran"
     assert "0.0% pass_rate_1" in text and "100.0% pass_rate_2" in text
     assert f"{PYTHON} resolved · tests_passed · 2 tries · resolved at try 2" in text
-    assert "Try 1: unresolved · tests_failed" in text
+    # Try 1's wrong answer (position + 1) fails real tests, and now and then also passes a drawn
+    # canary whose changed value is exactly that (canary_passed decides first: CI, 2026-11-28).
+    first = outcome.results[PYTHON].tries[0]
+    assert (first.eval_result, first.reason) in {("unresolved", "tests_failed"), ("unresolved", "canary_passed")}
+    assert f"Try 1: unresolved · {first.reason}" in text
     assert f"+ return position + 1 # {' '.join(ATTACK.split())}" in text  # try 1's real patch, as text
     for name in (f"{PYTHON}.try1.md", f"{PYTHON}.try1_eval.md", f"{PYTHON}.try2_feedback.md"):
         assert f"({name})" in text

@@ -255,7 +255,9 @@ def test_second_try_starts_from_the_first_tree_reads_the_feedback_and_resolves(
     python = json.loads((run_dir / f"{PYTHON}.json").read_text())
     first, second = python["tries"]
     # Try 1: two tests failed; try 2 resolved it, graded like any patch (a diff against the base).
-    assert (first["eval_result"], first["reason"]) == ("unresolved", "tests_failed"), first["detail"]
+    # A drawn canary whose changed value is first_over's constant answer passes too, and
+    # canary_passed then decides first (test_html_report's two-try run met it in CI, 2026-11-28).
+    assert first["eval_result"] == "unresolved" and first["reason"] in ("tests_failed", "canary_passed"), first["detail"]
     assert sorted(name.rsplit("::", 1)[-1] for name in first["failed_tests"]) == sorted(FAILING)
     assert (second["eval_result"], python["eval_result"], python["resolved_at_try"]) == ("resolved",) * 2 + (2,)
     assert python["model_patch"] == second["model_patch"] and "LEAK" not in python["model_patch"]
