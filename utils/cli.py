@@ -60,7 +60,7 @@ def command_line_subsets(values: dict[str, Any], dataset: Path) -> tuple[str, ..
     if values.get("instance_ids") or values.get("stages") is not None:
         return ()
     if values.get("predictions"):
-        return ("full",)
+        return (FULL_SUBSET,)
     try:
         held = {instance.instance_id for instance in load_dataset(dataset)}
     except DatasetError:

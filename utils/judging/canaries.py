@@ -41,7 +41,7 @@ import re
 import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Collection, Sequence
 
 from .regular_files import read_regular, regular_files
 from .runner_results import capped_message
@@ -539,11 +539,12 @@ def test_files(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, 
 
 def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]], bool],
           sources: Sequence[str] | None, count: int | None,
-          rng: secrets.SystemRandom | None = None) -> tuple[Canary, ...]:
+          rng: secrets.SystemRandom | None = None, exclude: Collection[str] = ()) -> tuple[Canary, ...]:
     """Plant canaries into the test files under `tree` (rewritten in place).
 
-    `sources`: the tests that may become canaries (None: every eligible test); `count`: how
-    many to plant (None: all of them; else tests whose assertion can be mutated first).
+    `sources`: the tests that may become canaries (None: every eligible test); `exclude`: tests
+    that never do (variants planted beside the real tests); `count`: how many to plant (None:
+    all of them; else tests whose assertion can be mutated first).
     Every test of a file that holds a canary is renamed. Returns the planted canaries."""
     rng = rng or secrets.SystemRandom()
     files = {path: read_regular(tree, path.relative_to(tree).as_posix()).decode("utf-8", errors="surrogateescape")
@@ -551,7 +552,7 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
     units = {path: planter.find_units(text) for path, text in files.items()}
     all_names = {unit.name for file_units in units.values() for unit in file_units}
     eligible = [(path, unit) for path, file_units in units.items() for unit in file_units
-                if sources is None or unit.name in sources]
+                if (sources is None or unit.name in sources) and unit.name not in exclude]
     eligible = _unique_names(eligible)
     every_test = "\n".join(files.values())
     assertions = {unit.name: _first_assertion(planter, files[path], unit, every_test) for path, unit in eligible}

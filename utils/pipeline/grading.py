@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..judging.answer_key import judge, observed_values, parse_observations
-from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate, test_files
+from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from ..judging.variants import Variant, plant_variants, split_variants
 from .build_cache import ensure_warm, reader_env, reader_mounts
 from ..languages import LanguageSpec, TrustedProcess, matches_any
@@ -346,11 +346,7 @@ def plant_canaries(tree: Path, request: GradingRequest, planted_variants: Mappin
     if planter is None or request.grading_mode != GRADING_TESTS:
         return ()
     if request.plant_all_canaries:
-        real = None if not planted_variants else tuple(
-            unit.name for path in test_files(tree, planter, matches_any)
-            for unit in planter.find_units(read_regular(tree, path.relative_to(tree).as_posix()).decode(
-                "utf-8", errors="surrogateescape")) if unit.name not in planted_variants)
-        return plant(tree, planter, matches_any, real, None)
+        return plant(tree, planter, matches_any, None, None, exclude=frozenset(planted_variants))
     if not request.canary_sources:
         return ()
     return plant(tree, planter, matches_any, request.canary_sources, CANARIES_PER_GRADING)
