@@ -257,13 +257,16 @@ SOURCE_POLICY = SourcePolicy((".js", ".mjs", ".cjs", ".jsx", ".ts"), source_fact
 # jest runs the hidden specs in the test process; each solution module they import is a proxy
 # onto the solution process (docker/javascript/polyglot-bridge: trusted.js, solver.js).
 TRUSTED = TrustedProcess(
-    solution_globs=("**/*.js", "**/*.cjs", "**/*.mjs"),
-    solver_command="polyglot-js-solver {socket}",
+    # Every file the agent could see or write (a program's data files included, grep's data/);
+    # grading never copies a hidden one.
+    solution_globs=("**",),
+    solver_command="polyglot-js-solver {socket} {allow_exec}",
     # What the test process caught goes beside the report (parse_report reads it).
     test_command=f"POLYGLOT_EVENTS={{report_dir}}/{runner_results.BRIDGE_EVENTS} polyglot-js-trusted-test {{report_dir}} {{socket}}",
-    in_process=(
+    # The test process's child_process is program.js: `node FILE` runs in the solution process.
+    programs=(
         ("grep", "its spec runs the solution as a command-line program (child_process.spawnSync of "
-                 "`node grep.js`) from the test process; a module proxy cannot stand in for a program"),
+                 "`node grep.js` over data/)"),
     ),
 )
 

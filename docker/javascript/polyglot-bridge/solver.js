@@ -7,6 +7,7 @@
 // local functions that call back into the test process; that is all it can do with them.
 //
 // Usage: node solver.js SOCKET (run in the solution directory).
+const { spawnSync } = require('child_process');
 const fs = require('fs');
 const Module = require('module');
 const path = require('path');
@@ -46,13 +47,37 @@ function isSolutionFile(filename) {
   return filename.startsWith(SOLUTION_DIR + path.sep) && !filename.includes(`${path.sep}node_modules${path.sep}`);
 }
 
-function load(relative, code) {
+function inSolutionDir(relative, what) {
   if (typeof relative !== 'string' || relative.startsWith('/') || relative.split(/[\\/]/).includes('..')) {
-    throw new TypeError('not a solution module path');
+    throw new TypeError(`not a solution ${what} path`);
   }
-  const filename = path.join(SOLUTION_DIR, relative);
+  return path.join(SOLUTION_DIR, relative);
+}
+
+function load(relative, code) {
+  const filename = inSolutionDir(relative, 'module');
   if (typeof code === 'string' && !compiledCode.has(filename)) compiledCode.set(filename, code);
   return require(filename);
+}
+
+// --- the solution as a program (exercises whose tests start it: TrustedProcess.programs) ----
+// `node FILE ARGS` run here, as this uid, in the solution directory; the test process gets
+// its status and output as data (program.js stands in for child_process there). The solver
+// is started with --allow-exec only for those exercises: elsewhere the spawn fails (EPERM).
+const PROGRAM_MAX_BYTES = 16 << 20;
+function runProgram({ path: relative, args, cwd }) {
+  const file = inSolutionDir(relative, 'program');
+  const directory = cwd === '' ? SOLUTION_DIR : inSolutionDir(cwd, 'directory');
+  if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) throw new TypeError('program arguments are strings');
+  const result = spawnSync(process.execPath, [file, ...args], {
+    cwd: directory, stdio: 'pipe', timeout: CALL_TIMEOUT_MS - 5000, maxBuffer: PROGRAM_MAX_BYTES,
+  });
+  return {
+    status: result.status, signal: result.signal,
+    stdout: result.stdout ? result.stdout.toString('base64') : '',
+    stderr: result.stderr ? result.stderr.toString('base64') : '',
+    error: result.error ? String(result.error.code || result.error.message) : null,
+  };
 }
 
 // --- handles: objects that stay here ------------------------------------------------------
@@ -188,6 +213,7 @@ const OPERATIONS = {
   construct: (request) => Reflect.construct(decode(request.target), request.args.map((arg) => decode(arg))),
   instanceOf: (request) => decode(request.value) instanceof decode(request.target),
   snapshot: (request) => snapshot(decode(request.target)),
+  program: (request) => runProgram(request),
 };
 
 // A snapshot and its properties cross as fresh objects whatever they hold (a class, methods).
@@ -219,7 +245,7 @@ function serve(request) {
   const operation = Object.prototype.hasOwnProperty.call(OPERATIONS, request.op) ? OPERATIONS[request.op] : null;
   if (!operation) throw new ProtocolError(`no operation ${String(request.op).slice(0, 20)}`);
   const result = operation(request);
-  if (request.op === 'load') return encodeModule(result);
+  if (request.op === 'load' || request.op === 'program') return encodeModule(result);
   return request.op === 'snapshot' ? encodeSnapshot(result) : encode(result);
 }
 

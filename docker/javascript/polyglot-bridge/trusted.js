@@ -256,6 +256,11 @@ function solutionModule(relativePath, specNames, compiled) {
   return remote({ op: 'load', path: relativePath, code: compiled });
 }
 
+// The solution run as a program (program.js): its status and output, as data.
+function solutionProgram(relativePath, args, cwd) {
+  return remote({ op: 'program', path: relativePath, args, cwd });
+}
+
 // An equality tester (expect.addEqualityTesters): a handle never equals a plain value; two
 // handles are compared HERE, as jest compares two objects (builtin tag, own enumerable
 // properties, items of iterables, the class for toStrictEqual and iterables), plus the state
@@ -314,4 +319,4 @@ function snapshotOf(handle) {
   return found;
 }
 
-module.exports = { solutionModule, handleEquality, isHandle, start: bridge };
+module.exports = { solutionModule, solutionProgram, handleEquality, isHandle, start: bridge };
