@@ -399,14 +399,16 @@ def constructed_point(test: str, span: tuple[int, int], syntax: LiteralSyntax, c
 # --- values built by calls (issue 32, equality canaries): a language-agnostic hook -----------
 
 def built_point(test: str, span: tuple[int, int], quotes: str = "\"", prefer: type = object,
-                skip: str = "'") -> tuple[int, int, int | str] | None:
+                skip: str = "'", inside_strings: bool = False) -> tuple[int, int, int | str] | None:
     """In an expected side built by calls (`decimal("0.3")`, `new Rational(7, 6)`,
     `Optional.of(new WordLocation(new Pair(1, 1), ..))`): the first plain integer or string
     literal in it (of type `prefer` when it has one), the point a canary changes. Changing
     it changes the expected value a correct solution is compared with, so the copy fails on
     a correct solution and passes on a type whose equality always holds. Integers that index
     (`BIGS[2]`), or are part of a name or a decimal number, are no such point; `skip` quotes
-    (character literals) are stepped over."""
+    (character literals) are stepped over. With `inside_strings`, a string literal that is not
+    plain (escapes: `"Ten green bottles,\\n"`) offers its first run of plain text as a point:
+    its span lies inside the quotes, so the caller writes the new value raw (no quotes)."""
     found: list[tuple[int, int, int | str]] = []
     index = span[0]
     while index < span[1]:
@@ -419,6 +421,8 @@ def built_point(test: str, span: tuple[int, int], quotes: str = "\"", prefer: ty
             value = plain_literal(test[index:end], quotes) if char in quotes else None
             if isinstance(value, str):
                 found.append((index, end, value))
+            elif inside_strings and char in quotes and (run := plain_run(test, index + 1, end - 1)) is not None:
+                found.append(run)
             index = end
             continue
         number = _INT_LITERAL.match(test, index, span[1])
@@ -430,6 +434,28 @@ def built_point(test: str, span: tuple[int, int], quotes: str = "\"", prefer: ty
         index = word.end() if word else index + 1
     preferred = [point for point in found if isinstance(point[2], prefer)]
     return (preferred or found or [None])[0]
+
+
+# Text a string literal holds as it is written (no escape, no quote), in runs that hold a word.
+_PLAIN_RUN = re.compile(r"[A-Za-z0-9 ,.!?:;()/+*=<>_#@%&|~^-]*[A-Za-z]{2}[A-Za-z0-9 ,.!?:;()/+*=<>_#@%&|~^-]*")
+
+
+def plain_run(test: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """The first run of plain text between `start` and `end` (a string literal's body),
+    stepping over escapes (`\\n`, `\\u00e9`): at most 60 characters, whole words."""
+    index = start
+    while index < end:
+        if test[index] == "\\":
+            index += 2
+            continue
+        match = _PLAIN_RUN.match(test, index, end)
+        if match:
+            text = match.group()
+            if len(text) > 60:
+                text = text[:60].rsplit(" ", 1)[0] if " " in text[:60] else text[:60]
+            return (index, index + len(text), text)
+        index += 1
+    return None
 
 
 def same_up_to_literals(left: str, right: str) -> bool:

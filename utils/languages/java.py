@@ -159,10 +159,13 @@ def built_assertions(test: str) -> list[Assertion]:
         if not (spans and len(spans) == 1 and re.search(r"\bassertThat\(", test[:match.start()])):
             continue
         points = [point for span in _expected_parts(test, spans[0], match.start())
-                  if (point := built_point(test, span, prefer=int)) is not None]
+                  if (point := built_point(test, span, prefer=int, inside_strings=True)) is not None]
         point = next((point for point in points if isinstance(point[2], int)), points[0] if points else None)
         if point is not None:
-            found.append(Assertion.at(point, lambda new: _OBJECT_FAILURE, built=True))
+            # A run of text inside a string literal (a verse of `"..\n" + ..`) is written raw.
+            raw = isinstance(point[2], str) and test[point[0]] != '"'
+            found.append(Assertion.at(point, lambda new: _OBJECT_FAILURE, built=True,
+                                      written=(lambda new: str(new)) if raw else None))
     return sorted(found, key=lambda assertion: assertion.start)
 
 
