@@ -258,3 +258,56 @@ def test_a_run_of_plain_text_steps_over_escapes_and_ends_on_a_word():
     long = '"' + "word " * 20 + '"'
     start, end, run = plain_run(long, 1, len(long) - 1)
     assert len(run) <= 60 and run.endswith("word") and long[start:end] == run
+
+
+RUST_NESTED = '''mod addition {
+    use thing::*;
+
+    #[test]
+    fn adds() {
+        assert_eq!(run("1 2 +"), [3]);
+    }
+
+    #[test]
+    fn twice() {
+        helper();
+    }
+}
+
+mod str_slice {
+    #[test]
+    fn twice() {
+        helper();
+    }
+}
+
+#[test]
+fn top() {
+    assert_eq!(run("1"), [1]);
+}
+'''
+
+
+def test_rust_tests_inside_a_mod_are_planted_beside_themselves(tmp_path):
+    """rust__forth (red team 5): every test sits in a `mod`; the planter did not enter them, so
+    every canary was a fallback and an always-equal stack passed. A name written in two mods
+    (rust__xorcism's munges) names no one test and is left alone."""
+    assert [unit.name for unit in rust.find_units(RUST_NESTED)] == ["adds", "top"]
+    text, canaries = planted(tmp_path, rust, "tests/thing.rs", RUST_NESTED)
+    copy = next(c for c in canaries if c.source == "adds")
+    assert copy.mutation is not None and copy.mutation.literal != "3"
+    # Inside the mod: the copy (or the real test under its drawn name) stays in `addition`.
+    addition = text[:text.index("mod str_slice")]
+    assert addition.count("#[test]") == 3 and f"[{copy.mutation.literal}]" in addition
+    assert text.count("fn twice()") == 2
+
+
+def test_rust_a_fallback_inside_a_mod_calls_the_renamed_test_from_that_mod(tmp_path):
+    text = RUST_NESTED.replace("assert_eq!(run(\"1 2 +\"), [3]);", "helper();")
+    _, canaries = planted(tmp_path, rust, "tests/thing.rs", text)
+    fallback = next(c for c in canaries if c.source == "adds")
+    assert fallback.mutation is None
+    planted_text = (tmp_path / "tests/thing.rs").read_text()
+    addition = planted_text[:planted_text.index("mod str_slice")]
+    assert f"\n        {fallback.hidden_name}();\n        assert_eq!(" in addition  # the wrapper, in the mod
+    assert f"fn {fallback.hidden_name}()" in addition

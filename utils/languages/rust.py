@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
@@ -46,8 +47,9 @@ def guard_cargo_manifest(path: str, content: bytes) -> str | None:
 
 # --- canaries ---------------------------------------------------------------------------
 
+# A test at the top of a file, or inside a `mod` (rust__forth's tests are grouped so).
 _TEST = re.compile(
-    r"^#\[test\][ \t]*\n(?P<attributes>(?:[ \t]*(?:#\[[^\n]*\]|///[^\n]*)[ \t]*\n)*)[ \t]*fn (?P<name>\w+)\(\)[ \t]*\{",
+    r"^[ \t]*#\[test\][ \t]*\n(?P<attributes>(?:[ \t]*(?:#\[[^\n]*\]|///[^\n]*)[ \t]*\n)*)[ \t]*fn (?P<name>\w+)\(\)[ \t]*\{",
     re.M)
 
 
@@ -59,7 +61,9 @@ def find_units(text: str) -> list[TestUnit]:
             continue  # expected panics, and tests compiled only with a feature on
         end = matching_brace(text, match.end() - 1, quotes="\"")
         units.append(TestUnit(match["name"], match.start(), end))
-    return units
+    # A name written twice (one test per `mod`: rust__xorcism's munges) names no one test.
+    counts = Counter(unit.name for unit in units)
+    return [unit for unit in units if counts[unit.name] == 1]
 
 
 def _attributes_before(text: str, offset: int) -> str:
@@ -78,10 +82,14 @@ def plant_file(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
     for unit, canary in chosen:
         block = text[unit.start:unit.end]
         renamed = re.sub(rf"\bfn {re.escape(canary.source)}\(", f"fn {canary.hidden_name}(", block, count=1)
-        edits.append((unit.start, unit.end, renamed))
-        edits.append((len(text), len(text), (
-            f"\n#[test]\nfn {canary.source}() {{\n    {canary.hidden_name}();\n"
-            f"    assert_eq!({canary.expected}, {canary.actual});\n}}\n")))
+        indent = block[:len(block) - len(block.lstrip(" \t"))]
+        wrapper = (f"\n{indent}#[test]\n{indent}fn {canary.source}() {{\n{indent}    {canary.hidden_name}();\n"
+                   f"{indent}    assert_eq!({canary.expected}, {canary.actual});\n{indent}}}\n")
+        if indent:  # inside a `mod`: the wrapper beside the test (a private fn is the mod's own)
+            edits.append((unit.start, unit.end, renamed + "\n" + wrapper.rstrip("\n")))
+        else:
+            edits.append((unit.start, unit.end, renamed))
+            edits.append((len(text), len(text), wrapper))
     return apply_edits(text, edits)
 
 
