@@ -74,6 +74,18 @@ def test_a_string_of_words_and_numbers_changes_a_number_only():
         assert new.startswith("What is ") and " plus " in new and new != "What is 5 plus 13?"
 
 
+def test_a_number_written_against_a_letter_is_part_of_a_token_and_stays():
+    """javascript__poker (red team 4): `10D` became `30D`, a card that does not exist, which
+    the reference read and an honest solution refused. Cards, squares and codes keep their
+    numbers; a number standing alone in the same string still changes."""
+    for seed in range(50):
+        rng = random.Random(seed)
+        assert mutate_str("4S 5H 6C 10D KD", rng) is None
+        assert mutate_str("A1", rng) is None
+        new = mutate_str("2S at 12 o'clock", rng)
+        assert new is not None and new.startswith("2S at ") and new != "2S at 12 o'clock"
+
+
 def test_divisibility_with_the_tests_other_numbers_is_kept():
     """wordy's `33 divided by -3` became `50 divided by -3`: -16 or -17, left open."""
     rng = random.Random(4)

@@ -202,8 +202,11 @@ def mutate_str(value: str, rng: random.Random, others: Sequence[int] = ()) -> st
 
 def _mutate_digits(value: str, rng: random.Random, others: Sequence[int] = ()) -> str | None:
     """Words and numbers in one string: the words are the exercise's vocabulary (`What is 5
-    plus 13?`), the numbers its data. One number changed, same digit count; None without one."""
-    numbers = list(re.finditer(r"\d+", value))
+    plus 13?`), the numbers its data. One number changed, same digit count; None without one.
+    A number written against a letter (`10D`, `2S`, `A1`) is part of a token, not data: a
+    card, a square, a code has a closed set of values (javascript__poker's `10D` became `30D`,
+    a card that does not exist, which its reference read and an honest solution refused)."""
+    numbers = list(re.finditer(r"(?<![A-Za-z0-9])\d+(?![A-Za-z0-9])", value))
     rng.shuffle(numbers)
     for match in numbers:  # the first number that has another of its kind
         number = int(match.group())
