@@ -19,6 +19,7 @@ REASON_STRINGS = {
     "UNREADABLE_TEST_RESULTS": "unreadable_test_results", "BUILD_OR_RUN_FAILED": "build_or_run_failed",
     "NO_TEST_RESULTS": "no_test_results", "TESTS_FAILED": "tests_failed", "TESTS_SKIPPED": "tests_skipped",
     "NONZERO_EXIT": "nonzero_exit", "EXPECTED_TESTS_MISSING": "expected_tests_missing",
+    "SIGNATURE_CHANGED": "signature_changed",
     "CANARY_PASSED": "canary_passed", "CANARY_MISSING": "canary_missing",
     "OBSERVATION_MISSING": "observation_missing", "OBSERVATION_MISMATCH": "observation_mismatch",
     "CANARY_WITHOUT_SECRET": "canary_without_secret", "EXIT_ZERO_WITH_CANARIES": "exit_zero_with_canaries",

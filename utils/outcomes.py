@@ -64,6 +64,7 @@ class Reason(StrEnum):
     TESTS_SKIPPED = "tests_skipped"
     NONZERO_EXIT = "nonzero_exit"
     EXPECTED_TESTS_MISSING = "expected_tests_missing"
+    SIGNATURE_CHANGED = "signature_changed"        # a function the stub declares changed type: the tests do not build
     # Forgery evidence (utils/canaries.py): a planted canary, which a correct solution fails with
     # this grading's numbers in its message, was reported passed / not reported / failed without them.
     CANARY_PASSED = "canary_passed"

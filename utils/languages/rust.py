@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 
 from ..judging import runner_results, source_facts
+from ..judging.regular_files import is_regular, read_regular
 from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
                                 apply_edits, built_point, call_arguments, constant_point, matching_brace,
                                 same_up_to_literals)
-from . import rust_variants
+from . import rust_signatures, rust_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
 # --- guard ------------------------------------------------------------------------------
@@ -43,6 +45,31 @@ def guard_cargo_manifest(path: str, content: bytes) -> str | None:
             if isinstance(requirement, dict) and {"path", "git"} & set(requirement):
                 return f"manifest_source:{name}"
     return None
+
+
+# --- the stub's signatures, pinned (utils/languages/rust_signatures.py) --------------------
+
+def pin_signatures(tree: Path, test_tree: Path, reference_dir: Path | None, hidden_paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Append the probe of the stub's signatures the reference shares to the first hidden test
+    file; the pinned paths (none without a reference, a stub or a test file)."""
+    tests = sorted(path for path in hidden_paths if path.startswith("tests/") and path.endswith(".rs")
+                   and is_regular(tree, path))
+    if reference_dir is None or not tests or not all(is_regular(root, relative) for root, relative in (
+            (test_tree, "src/lib.rs"), (test_tree, "Cargo.toml"), (reference_dir, "src/lib.rs"))):
+        return ()
+    import tomllib
+
+    try:
+        package = tomllib.loads(read_regular(test_tree, "Cargo.toml").decode("utf-8"))["package"]["name"]
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        return ()
+    stub, reference = (read_regular(root, "src/lib.rs").decode("utf-8", errors="replace")
+                       for root in (test_tree, reference_dir))
+    module, pinned = rust_signatures.probe_module(stub, reference, str(package).replace("-", "_"))
+    if pinned:
+        target = tree / tests[0]
+        target.write_bytes(read_regular(tree, tests[0]) + b"\n" + module.encode("utf-8"))
+    return pinned
 
 
 # --- canaries ---------------------------------------------------------------------------
@@ -276,6 +303,8 @@ LANGUAGE = LanguageSpec(
     ),
     canaries=PLANTER,
     variants=rust_variants.DERIVER,
+    pin_signatures=pin_signatures,
+    signature_marker=rust_signatures.PROBE_MODULE,
     image_recipe="rust",
     version_command="cargo --version",
     source_policy=SOURCE_POLICY,

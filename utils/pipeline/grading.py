@@ -154,6 +154,9 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         planted = plant_canaries(tree, request, planted_variants)
         if planted:
             log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
+        pinned = pin_signatures(tree, request)
+        if pinned:
+            log(f"pinned the stub's signature of {', '.join(pinned)}")
         trusted = trusted_process(request)
         eval_script = evaluation_script(request.language, trusted, f"/tmp/report-{secrets.token_hex(8)}")
         report_dir = eval_script.report_dir
@@ -194,12 +197,35 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         verdict = decide_separated(exec_result.exit_code, exec_result.timed_out, real, own, planted,
                                    request.expected_tests, request.expected_skips, request.grading_mode)
         verdict = key_verdict(verdict, request, observations)
+        verdict = signature_verdict(verdict, request.language, pinned, exec_result)
     log(f"verdict {verdict.reason}: {verdict.detail} (exit {exec_result.exit_code}, {exec_result.seconds:.1f}s)")
     return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=results,
                           exec_result=exec_result, eval_script=eval_script.text, seconds=time.monotonic() - started,
                           guarded=guarded, canaries=planted, real_results=real, canary_cases=own,
                           isolation=eval_script.isolation, variant_cases=variant_cases,
                           variants_planted=len(planted_variants), converted=converted, observations=observations)
+
+
+def pin_signatures(tree: Path, request: GradingRequest) -> tuple[str, ...]:
+    """The stub's signatures the tests' build checks (LanguageSpec.pin_signatures)."""
+    pin = request.language.pin_signatures
+    if pin is None or request.grading_mode != GRADING_TESTS:
+        return ()
+    return pin(tree, request.test_tree, request.reference_dir, request.hidden_paths)
+
+
+def signature_verdict(verdict: Verdict, language: LanguageSpec, pinned: tuple[str, ...],
+                      exec_result: ExecResult) -> Verdict:
+    """An unresolved run whose build failed on a pinned signature says so: the solution
+    changed the type of a function the stub declares (the tests would have compared a type
+    of its choosing)."""
+    if verdict.resolved or not pinned or not language.signature_marker:
+        return verdict
+    named = sorted({path for path in pinned if f"{language.signature_marker}: {path}" in exec_result.output})
+    if not named:
+        return verdict
+    return Verdict(False, Reason.SIGNATURE_CHANGED,
+                   f"the solution's {', '.join(named)} no longer has the stub's signature (the tests do not build)")
 
 
 def convert_assertions(tree: Path, request: GradingRequest) -> frozenset[str]:

@@ -1,0 +1,137 @@
+"""The stub's signatures pinned at compile time (issue 32: the solution chooses the compared type).
+
+Rust tests bind the solution's result by inference, so a solution may return a type of its
+own whose equality always holds, or that checks the expected value instead of computing one
+(rust__alphametics, red team 5): no canary tells such a type from a correct one when its
+equality only accepts right answers. Grading appends to a hidden test file a module that
+coerces each function the stub and the reference declare alike to the stub's function-pointer
+type; a changed signature is a compile error of the tests, `signature_changed`.
+
+Pure tests read small crates written here; the Docker tests grade attackers (solution files
+only) on real instances through the real pipeline, with the reference directory as grading
+gets it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .fixtures.forgers.check import grade_forger
+from polyglot_harness.utils.languages import rust_signatures
+from polyglot_harness.utils.outcomes import Reason
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PINNED_ATTACKS = sorted(path.parent for path in (FIXTURES / "signature_pins").glob("*/*/forger.json"))
+# Always-equal solutions written for the canaries (tests/test_type_proof_canaries.py) that
+# also change a signature the stub declares: the build stops them first.
+RETYPED = [FIXTURES / "always_equal" / "rust" / name for name in ("forth_any", "gigasecond_any", "scale_notes")]
+
+STUB = '''use std::collections::HashMap;
+use crate::inner::Helper; // crate-relative: left out of the probe
+
+pub type Value = i32;
+
+/// a doc comment with a fake `pub fn ghost(x: u8) -> u8`
+pub fn solve(input: &str) -> Option<HashMap<char, u8>> {
+    todo!("{input}")
+}
+
+pub fn best<'a>(hands: &[&'a str]) -> Vec<&'a str> {
+    todo!()
+}
+
+pub fn generic<T: Clone>(value: T) -> T {
+    value
+}
+
+pub fn iterate(n: u32) -> impl Iterator<Item = u32> {
+    0..n
+}
+
+pub struct Forth;
+
+impl Forth {
+    pub fn new() -> Self {
+        todo!()
+    }
+
+    pub fn stack(&self) -> &[Value] {
+        todo!()
+    }
+
+    pub fn eval(&mut self, input: &str) -> Result<(), String> {
+        let braces = '{';
+        todo!("{input}{braces}")
+    }
+
+    fn private(&self) {}
+}
+
+impl std::fmt::Display for Forth {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        todo!()
+    }
+}
+'''
+
+
+def test_the_stubs_pinnable_signatures_are_read_with_the_receiver_and_self_as_the_type():
+    found = rust_signatures.signatures(STUB)
+    assert sorted(found) == ["Forth::eval", "Forth::new", "Forth::stack", "best", "solve"]
+    assert found["solve"].pointer_type() == "fn(&str) -> Option<HashMap<char, u8>>"
+    assert found["best"].pointer_type() == "for<'a> fn(&[&'a str]) -> Vec<&'a str>"
+    assert found["Forth::new"].pointer_type() == "fn() -> Forth"
+    assert found["Forth::stack"].pointer_type() == "fn(&Forth) -> &[Value]"
+    assert found["Forth::eval"].pointer_type() == "fn(&mut Forth, &str) -> Result<(), String>"
+
+
+def test_only_what_the_reference_declares_alike_is_pinned():
+    reference = (STUB.replace("fn solve(input: &str)", "fn solve(puzzle:   &str)")
+                 .replace("-> Result<(), String>", "-> ForthResult"))
+    pinned = {signature.path for signature in rust_signatures.pinned(STUB, reference)}
+    assert pinned == {"solve", "best", "Forth::new", "Forth::stack"}  # eval's type is spelled otherwise
+    assert rust_signatures.pinned(STUB, "pub fn other() {}") == []
+
+
+def test_the_probe_module_coerces_each_pinned_function_and_carries_the_marker():
+    module, pinned = rust_signatures.probe_module(STUB, STUB, "forth")
+    assert pinned == ("Forth::eval", "Forth::new", "Forth::stack", "best", "solve")
+    assert f"mod {rust_signatures.PROBE_MODULE} {{" in module and "use forth::*;" in module
+    assert "use std::collections::HashMap;" in module and "inner::Helper" not in module
+    assert ("let _: fn(&str) -> Option<HashMap<char, u8>> = forth::solve; "
+            f"// {rust_signatures.PROBE_MODULE}: solve") in module
+    assert rust_signatures.probe_module(STUB, "", "forth") == ("", ())
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("attack", PINNED_ATTACKS + RETYPED, ids=[p.name for p in PINNED_ATTACKS + RETYPED])
+def test_a_solution_that_changes_a_stub_signature_does_not_build(attack: Path, provider, real_dataset):
+    meta = json.loads((attack / "forger.json").read_text())
+    outcome = grade_forger(provider, real_dataset, attack, reference=True, key=False)
+    assert not outcome.verdict.resolved, outcome.verdict
+    assert outcome.verdict.reason == Reason.SIGNATURE_CHANGED, (meta["instance_id"], outcome.verdict)
+    assert "no longer has the stub's signature" in outcome.verdict.detail
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("attack", PINNED_ATTACKS, ids=[p.name for p in PINNED_ATTACKS])
+def test_without_the_pins_the_checker_resolves(attack: Path, provider, real_dataset):
+    """The negative control: the same files, graded without the reference (nothing pinned),
+    resolve: no canary tells a checker of right answers from a solver."""
+    outcome = grade_forger(provider, real_dataset, attack, key=False)
+    assert outcome.verdict.resolved, outcome.verdict
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("attack", PINNED_ATTACKS, ids=[p.name for p in PINNED_ATTACKS])
+def test_the_reference_with_its_signatures_pinned_resolves(attack: Path, provider, real_dataset, tmp_path):
+    meta = json.loads((attack / "forger.json").read_text())
+    control = tmp_path / "control"
+    shutil.copytree(real_dataset / "references" / meta["instance_id"], control / "files")
+    (control / "forger.json").write_text(json.dumps(meta))
+    outcome = grade_forger(provider, real_dataset, control, reference=True, key=False)
+    assert outcome.verdict.resolved, outcome.verdict
