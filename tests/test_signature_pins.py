@@ -21,14 +21,15 @@ from pathlib import Path
 import pytest
 
 from .fixtures.forgers.check import grade_forger
-from polyglot_harness.utils.languages import rust_signatures
+from polyglot_harness.utils.languages import java_signatures, rust_signatures
 from polyglot_harness.utils.outcomes import Reason
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PINNED_ATTACKS = sorted(path.parent for path in (FIXTURES / "signature_pins").glob("*/*/forger.json"))
 # Always-equal solutions written for the canaries (tests/test_type_proof_canaries.py) that
 # also change a signature the stub declares: the build stops them first.
-RETYPED = [FIXTURES / "always_equal" / "rust" / name for name in ("forth_any", "gigasecond_any", "scale_notes")]
+RETYPED = ([FIXTURES / "always_equal" / "rust" / name for name in ("forth_any", "gigasecond_any", "scale_notes")]
+           + [FIXTURES / "always_equal" / "java" / name for name in ("verse_any", "song_any")])
 
 STUB = '''use std::collections::HashMap;
 use crate::inner::Helper; // crate-relative: left out of the probe
@@ -105,6 +106,64 @@ def test_the_probe_module_coerces_each_pinned_function_and_carries_the_marker():
     assert ("let _: fn(&str) -> Option<HashMap<char, u8>> = forth::solve; "
             f"// {rust_signatures.PROBE_MODULE}: solve") in module
     assert rust_signatures.probe_module(STUB, "", "forth") == ("", ())
+
+
+JAVA_STUB = '''import java.util.List;
+import java.util.Map;
+
+class Ledger {
+    /* String ghost(int x) { return ""; } */
+    public LedgerEntry createLedgerEntry(String date, String description, int change) {
+        throw new UnsupportedOperationException("{");
+    }
+
+    String format(String currency, final String locale, LedgerEntry... entries) {
+        return null;
+    }
+
+    static Map<String, List<Integer>> table(int size) {
+        return null;
+    }
+
+    <T> T generic(T value) {
+        return value;
+    }
+
+    private void helper() {
+    }
+
+    Ledger(int size) {
+    }
+
+    public static class LedgerEntry {
+        public int getChange() {
+            return 0;
+        }
+    }
+}
+'''
+
+
+def test_java_the_stubs_methods_are_read_with_nested_types_qualified():
+    found = java_signatures.methods(JAVA_STUB)
+    assert sorted(found) == ["Ledger.createLedgerEntry(String, String, int)",
+                             "Ledger.format(String, String, Ledger.LedgerEntry...)", "Ledger.table(int)"]
+    assert found["Ledger.createLedgerEntry(String, String, int)"].returns == "Ledger.LedgerEntry"
+    assert found["Ledger.table(int)"].static and found["Ledger.table(int)"].returns == "Map<String, List<Integer>>"
+
+
+def test_java_the_probe_calls_each_pinned_method_with_the_stubs_types():
+    reference = JAVA_STUB.replace("int change)", "int cents)").replace("static Map<String, List<Integer>> table",
+                                                                       "static HashMap<String, List<Integer>> table")
+    source, pinned = java_signatures.probe_class([JAVA_STUB], [reference])
+    assert pinned == ("Ledger.createLedgerEntry(String, String, int)", "Ledger.format(String, String, Ledger.LedgerEntry...)")
+    assert "import java.util.List;" in source and f"final class {java_signatures.PROBE_CLASS} {{" in source
+    assert ("static Ledger.LedgerEntry m0(Ledger self, String a0, String a1, int a2) throws Exception "
+            "{ return self.createLedgerEntry(a0, a1, a2); } "
+            f"// {java_signatures.PROBE_MARKER}: Ledger.createLedgerEntry(String, String, int)") in source
+    assert "Ledger.LedgerEntry[] a2" in source  # varargs as an array
+    assert java_signatures.probe_class([JAVA_STUB], []) == ("", ())
+    assert java_signatures.methods("package x;\nclass A { int f() { return 1; } }") == {}
 
 
 @pytest.mark.docker

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, Symbol,
                                 TestUnit, apply_edits, brace_depths, built_point, call_arguments, matching_brace)
+from ..judging.regular_files import read_regular, regular_files
 from ..judging.runner_results import TestCase
-from . import java_variants
+from . import java_signatures, java_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec
 
 # --- un-skip ----------------------------------------------------------------------------
@@ -218,6 +220,25 @@ def rename(test: str, name: str, new_name: str) -> str:
     return re.sub(rf"\bvoid\s+{re.escape(name)}\s*\(", f"void {new_name}(", test, count=1)
 
 
+# --- the stub's signatures, pinned (utils/languages/java_signatures.py) --------------------
+
+def _java_sources(root: Path) -> list[str]:
+    return [read_regular(root, relative).decode("utf-8", errors="replace")
+            for relative in sorted(regular_files(root)) if relative.startswith("src/main/java/") and relative.endswith(".java")]
+
+
+def pin_signatures(tree: Path, test_tree: Path, reference_dir: Path | None, hidden_paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Write the probe class of the stub methods the reference shares among the hidden test
+    sources (a hidden file like them: gone before the tests run); the pinned paths."""
+    if reference_dir is None or not reference_dir.is_dir() or (tree / java_signatures.PROBE_PATH).exists():
+        return ()
+    source, pinned = java_signatures.probe_class(_java_sources(test_tree), _java_sources(reference_dir))
+    if pinned:
+        (tree / java_signatures.PROBE_PATH).parent.mkdir(parents=True, exist_ok=True)
+        (tree / java_signatures.PROBE_PATH).write_text(source, encoding="utf-8")
+    return pinned
+
+
 PLANTER = Planter(file_globs=("src/test/**.java",), name_style="lower_camel", find_units=find_units, plant_file=plant_file, leaf=leaf,
                   mutator=Mutator(assertions, rename, literal),
                   fallback_failure=lambda expected, actual: re.escape(f"expected: <{expected}> but was: <{actual}>"))
@@ -267,6 +288,8 @@ LANGUAGE = LanguageSpec(
     unskip_globs=("src/test/**.java",),
     unskip=unskip_java,
     test_command="polyglot-java-test {report_dir}",
+    pin_signatures=pin_signatures,
+    signature_marker=java_signatures.PROBE_MARKER,
     parse_results=runner_results.parse_junit_reports,
     test_file=test_class_file,
     guard=guard_java_source,
