@@ -63,13 +63,16 @@ function load(relative, code) {
 // --- the solution as a program (exercises whose tests start it: TrustedProcess.programs) ----
 // `node FILE ARGS` run here, as this uid, in the solution directory; the test process gets
 // its status and output as data (program.js stands in for child_process there). The solver
-// is started with --allow-exec only for those exercises: elsewhere the spawn fails (EPERM).
+// is started with --allow-exec only for those exercises (elsewhere the spawn fails: EPERM),
+// and the program starts under the launcher again, without it: the one exec is node's own,
+// the program itself cannot start any (red team 6 had grep.js run /usr/bin/grep).
 const PROGRAM_MAX_BYTES = 16 << 20;
+const LAUNCHER = '/usr/local/bin/polyglot-noexec';
 function runProgram({ path: relative, args, cwd }) {
   const file = inSolutionDir(relative, 'program');
   const directory = cwd === '' ? SOLUTION_DIR : inSolutionDir(cwd, 'directory');
   if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) throw new TypeError('program arguments are strings');
-  const result = spawnSync(process.execPath, [file, ...args], {
+  const result = spawnSync(LAUNCHER, [process.execPath, file, ...args], {
     cwd: directory, stdio: 'pipe', timeout: CALL_TIMEOUT_MS - 5000, maxBuffer: PROGRAM_MAX_BYTES,
   });
   return {

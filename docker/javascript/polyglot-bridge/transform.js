@@ -12,8 +12,13 @@ const babelJest = require('babel-jest');
 
 const BRIDGE_DIR = __dirname;
 const TRUSTED = path.join(BRIDGE_DIR, 'trusted.js');
-const NOT_SOLUTION = [/\.(spec|test)\.[cm]?jsx?$/, /(^|\/)__tests__\//, /(^|\/)node_modules\//,
-  /\.config\.[cm]?js$/, /(^|\/)jest\.[^/]*$/, /(^|\/)setupTests\.js$/, /(^|\/)\.babelrc/];
+// What runs here besides the bridge and the image's modules (outside rootDir): the hidden
+// specs (a patch cannot add one: grading drops files matching the hidden globs) and the
+// exercise's own configuration at the root of the exercise (a patch cannot change those:
+// never_keep_globs). Every pattern is anchored: `lib/.babelrc_x/evil.js` is a solution
+// module like any other (red team 6 ran one here through a `__mocks__` folder).
+const NOT_SOLUTION = [/^(?:[^/]+\/)*[^/]+\.(spec|test)\.[cm]?jsx?$/, /^(?:[^/]+\/)*__tests__\//, /^node_modules\//,
+  /^[^/]+\.config\.[cm]?js$/, /^jest\.[^/]*$/, /^setupTests\.js$/, /^\.babelrc[^/]*$/];
 const VERSION = 'polyglot-bridge-1';
 
 const babel = (babelJest.default || babelJest).createTransformer();
