@@ -260,14 +260,11 @@ TRUSTED = TrustedProcess(
     # Every file the agent could see or write (a program's data files included, grep's data/);
     # grading never copies a hidden one.
     solution_globs=("**",),
-    solver_command="polyglot-js-solver {socket} {allow_exec}",
+    solver_command="polyglot-js-solver {socket}",
     # What the test process caught goes beside the report (parse_report reads it).
     test_command=f"POLYGLOT_EVENTS={{report_dir}}/{runner_results.BRIDGE_EVENTS} polyglot-js-trusted-test {{report_dir}} {{socket}}",
-    # The test process's child_process is program.js: `node FILE` runs in the solution process.
-    programs=(
-        ("grep", "its spec runs the solution as a command-line program (child_process.spawnSync of "
-                 "`node grep.js` over data/)"),
-    ),
+    # A spec that starts the solution as a program (grep: `spawnSync('node', ['grep.js', ..])`)
+    # gets program.js for child_process: the program runs in a worker of the solution process.
 )
 
 

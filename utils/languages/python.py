@@ -159,7 +159,7 @@ TRUSTED = TrustedProcess(
     # Every file the agent could see or write (data files a solution opens beside itself
     # included); grading never copies a hidden one.
     solution_globs=("**",),
-    solver_command="polyglot-noexec {allow_exec} python3 -I -m polyglot_bridge.solver {socket}",
+    solver_command="polyglot-noexec python3 -I -m polyglot_bridge.solver {socket}",
     test_command=(
         f"POLYGLOT_SOCKET={{socket}} POLYGLOT_EVENTS={{report_dir}}/{runner_results.BRIDGE_EVENTS} "
         "polyglot-python-test --trusted -p polyglot_bridge.plugin " + _PYTEST_ARGUMENTS

@@ -156,8 +156,7 @@ class TrustedProcess:
     # what is needed to load them, never a hidden file.
     solution_globs: tuple[str, ...]
     # Started first, in the background, as SOLUTION_UID in SOLUTION_DIR (network none, output
-    # discarded); "{socket}" is replaced, and "{allow_exec}" by `--allow-exec` for the exercises
-    # in `programs` (polyglot-noexec's flag), by nothing for the rest. It connects to the socket (retrying while it does not
+    # discarded); "{socket}" is replaced. It connects to the socket (retrying while it does not
     # exist yet), serves requests until the connection closes, then exits. It loads no
     # solution code before the first request.
     solver_command: str
@@ -168,18 +167,9 @@ class TrustedProcess:
     test_command: str
     # Exercises (slugs) that keep in-process grading, each with the reason (docs/verdict.md lists them).
     in_process: tuple[tuple[str, str], ...] = ()
-    # Exercises (slugs) whose hidden tests run the solution as a program: the solution process
-    # may start programs (the test process asks it to run the solution's program, as
-    # SOLUTION_UID, in SOLUTION_DIR), each with the reason.
-    programs: tuple[tuple[str, str], ...] = ()
 
     def applies_to(self, slug: str) -> bool:
         return slug not in dict(self.in_process)
-
-    def solver_for(self, slug: str, socket: str) -> str:
-        """The solution process's command for this exercise."""
-        allow_exec = "--allow-exec" if slug in dict(self.programs) else ""
-        return " ".join(self.solver_command.format(socket=socket, allow_exec=allow_exec).split())
 
     def solution_files(self, tree_paths: list[str], is_hidden: Callable[[str], bool]) -> list[str]:
         """The tree's paths the solution process gets: matching solution_globs, never hidden."""

@@ -170,7 +170,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
             if irregular:
                 return _not_regular(filtered, apply_method, irregular, started, log)
             if trusted is not None:
-                start_solution_process(box, trusted, slug_of(request.instance_id), eval_script.socket, log)
+                start_solution_process(box, trusted, eval_script.socket, log)
             exec_result = box.exec(eval_script.text, request.test_timeout, workdir=TESTBED, guard_disk=True)
             # Nothing the code under test started may touch the report after the run.
             box.stop()
@@ -335,10 +335,10 @@ def put_solution_files(box, tree: Path, trusted: TrustedProcess, language: Langu
         box.put_directory(Path(copy), SOLUTION_DIR)
 
 
-def start_solution_process(box, trusted: TrustedProcess, slug: str, socket: str, log) -> None:
+def start_solution_process(box, trusted: TrustedProcess, socket: str, log) -> None:
     """Start the solution process in the background as SOLUTION_UID (it waits for the test
     process's socket), over the files put_solution_files copied."""
-    command = trusted.solver_for(slug, socket)
+    command = trusted.solver_command.format(socket=socket)
     log(f"solution process (uid {SOLUTION_UID}, {SOLUTION_DIR}): {command}")
     box.exec(f"nohup setsid sh -c {shlex.quote(command)} </dev/null >/dev/null 2>&1 &", 30,
              workdir=SOLUTION_DIR, uid=SOLUTION_UID, environment=solution_environment())

@@ -7,10 +7,10 @@
 // local functions that call back into the test process; that is all it can do with them.
 //
 // Usage: node solver.js SOCKET (run in the solution directory).
-const { spawnSync } = require('child_process');
 const fs = require('fs');
 const Module = require('module');
 const path = require('path');
+const { Worker } = require('worker_threads');
 const { Channel } = require('./channel');
 const { encoder, decoder, builtinBase, ProtocolError } = require('./wire');
 // Before any solution code runs: it keeps the builtins it uses as they are now.
@@ -60,26 +60,33 @@ function load(relative, code) {
   return require(filename);
 }
 
-// --- the solution as a program (exercises whose tests start it: TrustedProcess.programs) ----
-// `node FILE ARGS` run here, as this uid, in the solution directory; the test process gets
-// its status and output as data (program.js stands in for child_process there). The solver
-// is started with --allow-exec only for those exercises (elsewhere the spawn fails: EPERM),
-// and the program starts under the launcher again, without it: the one exec is node's own,
-// the program itself cannot start any (red team 6 had grep.js run /usr/bin/grep).
-const PROGRAM_MAX_BYTES = 16 << 20;
-const LAUNCHER = '/usr/local/bin/polyglot-noexec';
+// --- the solution as a program (exercises whose tests start it: javascript__grep) ----------
+// `node FILE ARGS` run here, in a worker thread (program-worker.js), never as a process: this
+// process cannot start programs (polyglot-noexec), so neither can the program (red team 6
+// had grep.js run /usr/bin/grep while programs were spawned). The test process gets the exit
+// status and the output as data (program.js stands in for child_process there). The program
+// runs in the solution directory (this process's cwd; a worker cannot change it).
+const PROGRAM_ROOM = 16 << 20;
+const PROGRAM_WORKER = path.join(__dirname, 'program-worker.js');
 function runProgram({ path: relative, args, cwd }) {
   const file = inSolutionDir(relative, 'program');
-  const directory = cwd === '' ? SOLUTION_DIR : inSolutionDir(cwd, 'directory');
+  if (cwd !== '') throw new TypeError('a program runs in the exercise\'s root directory');
   if (!Array.isArray(args) || !args.every((arg) => typeof arg === 'string')) throw new TypeError('program arguments are strings');
-  const result = spawnSync(LAUNCHER, [process.execPath, file, ...args], {
-    cwd: directory, stdio: 'pipe', timeout: CALL_TIMEOUT_MS - 5000, maxBuffer: PROGRAM_MAX_BYTES,
-  });
+  const shared = new SharedArrayBuffer(16 + PROGRAM_ROOM);
+  const header = new Int32Array(shared, 0, 4);
+  const worker = new Worker(PROGRAM_WORKER, { workerData: { file, args, shared }, stdout: true, stderr: true, stdin: false });
+  worker.on('error', () => {});
+  const waited = Atomics.wait(header, 0, 0, CALL_TIMEOUT_MS - 5000);
+  if (waited === 'timed-out') {
+    worker.terminate();
+    return { status: null, signal: 'SIGTERM', stdout: '', stderr: '', error: 'ETIMEDOUT' };
+  }
+  const room = Buffer.from(shared, 16);
   return {
-    status: result.status, signal: result.signal,
-    stdout: result.stdout ? result.stdout.toString('base64') : '',
-    stderr: result.stderr ? result.stderr.toString('base64') : '',
-    error: result.error ? String(result.error.code || result.error.message) : null,
+    status: header[1], signal: null,
+    stdout: room.subarray(0, header[2]).toString('base64'),
+    stderr: room.subarray(header[2], header[2] + header[3]).toString('base64'),
+    error: null,
   };
 }
 
