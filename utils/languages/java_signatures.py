@@ -12,7 +12,8 @@ so a changed return type (or parameter list) is a compile error of the tests,
 `signature_changed`. Only what the stub and the reference declare alike is pinned: a method of
 a top-level, non-generic class of the default package, not private, not generic, not a
 constructor; a reference that returns a subtype (`HashMap` for `Map`) or overloads otherwise
-is the exercise's freedom and is left out. Pure: text in, text out.
+is the exercise's freedom and is left out. Read with tree-sitter (utils/judging/syntax.py).
+Pure: text in, text out.
 """
 
 from __future__ import annotations
@@ -20,22 +21,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..judging.canaries import matching_brace
-from .rust_signatures import strip_comments
+from ..judging.syntax import Source
 
 PROBE_CLASS = "PolyglotSignatures"
 PROBE_MARKER = "polyglot_signatures"
 PROBE_PATH = f"src/test/java/{PROBE_CLASS}.java"
 
-_CLASS = re.compile(r"(?m)^(?:(?:public|final|abstract)\s+)*class\s+(?P<name>[A-Z]\w*)\s*(?P<generic><)?[^{;]*\{")
-_MODIFIERS = r"(?:(?:public|protected|private|static|final|synchronized|abstract|native|strictfp)\s+)*"
-_TYPE = r"[A-Za-z_][\w.]*(?:\s*<[^(){};=]*>)?(?:\s*\[\s*\])*"
-_METHOD = re.compile(rf"(?m)^[ \t]*(?P<modifiers>{_MODIFIERS})(?P<generic><[^>]*>\s*)?(?P<returns>{_TYPE})\s+"
-                     r"(?P<name>[a-z_]\w*)\s*\((?P<params>[^()]*)\)\s*(?:throws\s+[\w.,\s]+)?\{")
-_NESTED = re.compile(r"\b(?P<private>private\s+)?(?:(?:public|protected|static|final|abstract)\s+)*"
-                     r"(?:class|enum|interface|record)\s+(?P<name>[A-Z]\w*)")
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_IMPORT = re.compile(r"(?m)^import\s+(?!static\b)[\w.]+(?:\.\*)?\s*;")
+_NESTED_TYPES = ("class_declaration", "enum_declaration", "interface_declaration", "record_declaration")
 
 
 @dataclass(frozen=True)
@@ -52,32 +44,68 @@ class Method:
 
 
 def methods(source: str) -> dict[str, Method]:
-    """The pinnable methods of one compilation unit, by path (owner, name, parameter types)."""
-    text = _STRING.sub(lambda match: '"' + " " * (len(match.group()) - 2) + '"', strip_comments(source))
-    if re.search(r"(?m)^\s*package\s", text):
+    """The pinnable methods of one compilation unit, by path (owner, name, parameter types):
+    those of its top-level, non-generic classes of the default package, not private, abstract
+    or generic (tree-sitter's Java grammar)."""
+    tree = Source("java", source)
+    if any(item.type == "package_declaration" for item in tree.root.named_children):
         return {}
     found: dict[str, Method] = {}
-    for klass in _CLASS.finditer(text):
-        if klass["generic"] or _depth(text, klass.start()) != 0:
+    for klass in tree.root.named_children:
+        if klass.type != "class_declaration" or klass.child_by_field_name("type_parameters") is not None:
             continue
-        end = matching_brace(text, klass.end() - 1, quotes="\"")
-        body_start = klass.end()
-        nested = {found["name"]: bool(found["private"]) for found in _NESTED.finditer(text, body_start, end)}
-        for match in _METHOD.finditer(text, body_start, end):
-            if (_depth(text, match.start(), body_start) != 0 or match["generic"] or "private" in match["modifiers"]
-                    or "abstract" in match["modifiers"] or match["returns"] in ("new", "return", "else")):
-                continue
-            params = _param_types(match["params"])
-            if params is None:
-                continue
-            types = [*params, _normal(match["returns"])]
-            if any(re.search(rf"(?<![\w.]){name}\b", kind) for name, private in nested.items() if private for kind in types):
-                continue  # a private nested type: not the tests' to name either
-            params, returns = (tuple(_qualified(kind, klass["name"], nested) for kind in types[:-1]),
-                               _qualified(types[-1], klass["name"], nested))
-            method = Method(klass["name"], match["name"], params, returns, "static" in match["modifiers"])
-            found[method.path] = method
+        owner = tree.text_of(klass.child_by_field_name("name"))
+        body = klass.child_by_field_name("body")
+        members = body.named_children if body is not None else []
+        nested = {tree.text_of(member.child_by_field_name("name")): "private" in _modifiers(tree, member)
+                  for member in members if member.type in _NESTED_TYPES}
+        for member in members:
+            method = _method(tree, member, owner, nested) if member.type == "method_declaration" else None
+            if method is not None:
+                found[method.path] = method
     return found
+
+
+def imports(source: str) -> list[str]:
+    """The unit's own non-static imports."""
+    tree = Source("java", source)
+    return [_normal_statement(tree.text_of(item)) for item in tree.root.named_children
+            if item.type == "import_declaration" and not re.match(r"import\s+static\b", tree.text_of(item))]
+
+
+def _modifiers(tree: Source, node) -> set[str]:
+    found = next((child for child in node.children if child.type == "modifiers"), None)
+    return set(re.findall(r"\b[a-z]+\b", tree.text_of(found))) if found is not None else set()
+
+
+def _method(tree: Source, member, owner: str, nested: dict[str, bool]) -> Method | None:
+    modifiers = _modifiers(tree, member)
+    if {"private", "abstract", "native"} & modifiers or member.child_by_field_name("type_parameters") is not None:
+        return None
+    params: list[str] = []
+    for parameter in member.child_by_field_name("parameters").named_children:
+        if parameter.type == "formal_parameter":
+            params.append(tree.text_of(parameter.child_by_field_name("type")) + _dimensions(tree, parameter))
+        elif parameter.type == "spread_parameter":
+            kind = next(child for child in parameter.named_children if child.type not in ("modifiers", "variable_declarator"))
+            params.append(tree.text_of(kind) + "...")
+        else:
+            return None  # a receiver parameter
+    returns = tree.text_of(member.child_by_field_name("type")) + _dimensions(tree, member)
+    types = [_normal(kind) for kind in [*params, returns]]
+    if any(re.search(rf"(?<![\w.]){name}\b", kind) for name, private in nested.items() if private for kind in types):
+        return None  # a private nested type: not the tests' to name either
+    types = [_qualified(kind, owner, nested) for kind in types]
+    name = tree.text_of(member.child_by_field_name("name"))
+    return Method(owner, name, tuple(types[:-1]), types[-1], "static" in modifiers)
+
+
+def _dimensions(tree: Source, node) -> str:
+    """C-style array brackets after a name (`int a[]`, `int f()[]`)."""
+    found = node.child_by_field_name("dimensions")
+    if found is None and node.type == "formal_parameter":
+        found = next((child for child in node.named_children if child.type == "dimensions"), None)
+    return tree.text_of(found) if found is not None else ""
 
 
 def _qualified(kind: str, owner: str, nested: dict[str, bool]) -> str:
@@ -88,39 +116,13 @@ def _qualified(kind: str, owner: str, nested: dict[str, bool]) -> str:
     return kind
 
 
-def _depth(text: str, offset: int, start: int = 0) -> int:
-    depth = 0
-    for char in text[start:offset]:
-        depth += {"{": 1, "}": -1}.get(char, 0)
-    return depth
-
-
-def _param_types(params: str) -> tuple[str, ...] | None:
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(params):
-        if char == "<":
-            depth += 1
-        elif char == ">":
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(params[start:index])
-            start = index + 1
-    parts.append(params[start:])
-    types = []
-    for part in (part.strip() for part in parts):
-        if not part:
-            continue
-        part = re.sub(r"@\w+\s*", "", part).replace("final ", "").strip()
-        match = re.fullmatch(rf"(?P<type>{_TYPE}(?:\s*\.\.\.)?)\s+\w+", part)
-        if match is None:
-            return None
-        types.append(_normal(match["type"]))
-    return tuple(types)
-
-
 def _normal(type_text: str) -> str:
     text = re.sub(r"\s+", " ", type_text.strip())
     return re.sub(r"\s*([<>\[\],])\s*", r"\1", text).replace(",", ", ")
+
+
+def _normal_statement(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip())
 
 
 def pinned(stubs: list[str], references: list[str]) -> list[Method]:
@@ -141,8 +143,7 @@ def probe_class(stubs: list[str], references: list[str]) -> tuple[str, tuple[str
     chosen = pinned(stubs, references)
     if not chosen:
         return "", ()
-    imports = sorted({match.group() for stub in stubs for match in _IMPORT.finditer(strip_comments(stub))})
-    lines = [*imports, "", f"final class {PROBE_CLASS} {{"]
+    lines = [*sorted({line for stub in stubs for line in imports(stub)}), "", f"final class {PROBE_CLASS} {{"]
     for index, method in enumerate(chosen):
         arguments = ", ".join(f"a{position}" for position in range(len(method.params)))
         params = [f"{kind.replace('...', '[]')} a{position}" for position, kind in enumerate(method.params)]

@@ -15,7 +15,7 @@ solution's types do at run time. Only what the stub and the reference declare al
 pinned (the reference is a correct solution: a signature it changes is the exercise's
 freedom): a free `pub fn` or a `pub fn` of an inherent `impl Type` (no generics, no `impl
 Trait`, no `unsafe`/`extern`/`async`), with `Self` and the receiver written as the type.
-Pure: text in, text out.
+Read with tree-sitter (utils/judging/syntax.py). Pure: text in, text out.
 """
 
 from __future__ import annotations
@@ -23,15 +23,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..judging.canaries import matching_brace
+from ..judging.syntax import Source
 
 # The module's name: a compile error inside it is the verdict's evidence (grading.py).
 PROBE_MODULE = "polyglot_signatures"
-
-_FN = re.compile(r"\bpub(?:\([^)]*\))?\s+(?P<const>const\s+)?fn\s+(?P<name>\w+)\s*(?P<generic><)?")
-_IMPL = re.compile(r"(?m)^impl\s+(?P<type>[A-Za-z_]\w*)\s*\{")
-_USE = re.compile(r"(?m)^(?:pub\s+)?use\s+[^;{}]*(?:\{[^}]*\})?[^;]*;")
-_UNSUPPORTED = re.compile(r"\bimpl\b|\bwhere\b|\bunsafe\b|\bextern\b|\basync\b|'_|\bdyn\b")
 
 
 @dataclass(frozen=True)
@@ -46,130 +41,88 @@ class Signature:
         return f"{bound}fn({', '.join(self.params)}) -> {self.returns}"
 
 
-_CHAR = re.compile(r"'(?:[^'\\\n]|\\(?:u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|.))'")
-
-
-def strip_comments(source: str) -> str:
-    """The source with its comments and character literals blanked (same offsets), strings
-    kept (a `'{'` must not count as a brace; a lifetime `'a` is no literal)."""
-    out = list(source)
-    index = 0
-    while index < len(source):
-        char = _CHAR.match(source, index) if source[index] == "'" else None
-        if char:
-            out[index:char.end()] = " " * (char.end() - index)
-            index = char.end()
-        elif source.startswith("//", index):
-            end = source.find("\n", index)
-            end = len(source) if end < 0 else end
-            out[index:end] = " " * (end - index)
-            index = end
-        elif source.startswith("/*", index):
-            end = source.find("*/", index + 2)
-            end = len(source) if end < 0 else end + 2
-            out[index:end] = [c if c == "\n" else " " for c in source[index:end]]
-            index = end
-        elif source[index] == '"':
-            index += 1
-            while index < len(source) and source[index] != '"':
-                index += 2 if source[index] == "\\" else 1
-            index += 1
-        else:
-            index += 1
-    return "".join(out)
-
-
 def signatures(source: str) -> dict[str, Signature]:
-    """The pinnable signatures of a crate root (`src/lib.rs`), by path."""
-    text = strip_comments(source)
+    """The pinnable signatures of a crate root (`src/lib.rs`), by path: its `pub fn`s and those
+    of its inherent, non-generic `impl Type` blocks (tree-sitter's Rust grammar)."""
+    tree = Source("rust", source)
     found: dict[str, Signature] = {}
-    impls = []
-    for match in _IMPL.finditer(text):
-        end = matching_brace(text, match.end() - 1, quotes="\"")
-        impls.append((match.end(), end, match["type"]))
-    for match in _FN.finditer(text):
-        owner = next((kind for start, end, kind in impls if start <= match.start() < end), None)
-        if _depth(text, match.start()) != (1 if owner else 0):
+    for item in tree.root.named_children:
+        if item.type == "function_item":
+            functions, owner = [item], None
+        elif (item.type == "impl_item" and item.child_by_field_name("trait") is None
+              and item.child_by_field_name("type_parameters") is None
+              and (kind := item.child_by_field_name("type")) is not None and kind.type == "type_identifier"):
+            body = item.child_by_field_name("body")
+            functions = [child for child in body.named_children if child.type == "function_item"] if body else []
+            owner = tree.text_of(kind)
+        else:
             continue
-        after, lifetimes = match.end(), ""
-        if match["generic"]:  # lifetimes only (`<'a>`, `<'a, 'b>`): a higher-ranked pointer
-            close = text.find(">", after)
-            lifetimes = text[after:close].strip()
-            if close < 0 or not re.fullmatch(r"'\w+(?:\s*,\s*'\w+)*\s*,?", lifetimes):
-                continue
-            after, lifetimes = close + 1, _normal(lifetimes.rstrip(","))
-        signature = _signature(text, after, match["name"], owner, lifetimes)
-        if signature is not None:
-            found[signature.path] = signature
+        for function in functions:
+            signature = _signature(tree, function, owner)
+            if signature is not None:
+                found[signature.path] = signature
     return found
 
 
-def _depth(text: str, offset: int) -> int:
-    """Brace depth at `offset` (strings and comments already blanked or skipped)."""
-    depth = 0
-    index = 0
-    while index < offset:
-        char = text[index]
-        if char == '"':
-            index += 1
-            while index < offset and text[index] != '"':
-                index += 2 if text[index] == "\\" else 1
-        elif char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-        index += 1
-    return depth
+def uses(source: str) -> list[str]:
+    """The crate root's own `use` declarations (not `crate::`/`self::`/`super::` ones)."""
+    tree = Source("rust", source)
+    return [re.sub(r"^pub(\([^)]*\))?\s+", "", re.sub(r"\s+", " ", tree.text_of(item).strip()))
+            for item in tree.root.named_children if item.type == "use_declaration"
+            and not re.search(r"\b(crate|self|super)\s*::", tree.text_of(item))]
 
 
-def _signature(text: str, after_name: int, name: str, owner: str | None, lifetimes: str = "") -> Signature | None:
-    if not text.startswith("(", after_name):
+def _signature(tree: Source, function, owner: str | None) -> Signature | None:
+    if not any(child.type == "visibility_modifier" for child in function.children):
         return None
-    close = matching_brace(text.replace("(", "{").replace(")", "}"), after_name, quotes="\"")
-    params_text = text[after_name + 1:close - 1]
-    body = text.find("{", close)
-    semicolon = text.find(";", close)
-    head_end = body if body >= 0 and (semicolon < 0 or body < semicolon) else semicolon
-    tail = text[close:head_end].strip()
-    if _UNSUPPORTED.search(params_text + " " + tail):
-        return None
-    returns = tail[2:].strip() if tail.startswith("->") else "()" if not tail else None
-    if returns is None:
-        return None
-    params = []
-    for index, param in enumerate(_split_top(params_text)):
-        receiver = re.fullmatch(r"(&\s*(?:mut\s+)?)?(?:mut\s+)?self", param)
-        if receiver:
-            if owner is None or index:
-                return None
-            params.append(re.sub(r"\s+", " ", (receiver.group(1) or "")).replace("& ", "&") + owner)
-            continue
-        pattern, colon, kind = param.partition(":")
-        if not colon or re.search(r"\bself\b", param):
+    if any(child.type in ("function_modifiers", "where_clause") for child in function.children):
+        modifiers = next((tree.text_of(c) for c in function.children if c.type == "function_modifiers"), "")
+        if modifiers.strip() != "const":  # unsafe, extern, async: another pointer type; where: bounds
             return None
-        params.append(kind.strip())
-    if owner:
+    lifetimes = ""
+    generics = function.child_by_field_name("type_parameters")
+    if generics is not None:
+        if any(child.type != "lifetime_parameter" for child in generics.named_children):
+            return None
+        lifetimes = ", ".join(tree.text_of(child) for child in generics.named_children)
+    params: list[str] = []
+    for parameter in function.child_by_field_name("parameters").named_children:
+        if parameter.type == "self_parameter":
+            if owner is None or params:
+                return None
+            text = _normal(tree.text_of(parameter))
+            reference = re.match(r"&\s*('\w+\s*)?(mut\s+)?", text)
+            params.append(("&" + ("mut " if reference.group(2) else "") if text.startswith("&") else "") + owner)
+        elif parameter.type == "parameter":
+            kind = parameter.child_by_field_name("type")
+            if kind is None or _unpinnable(kind):
+                return None
+            params.append(tree.text_of(kind))
+        else:
+            return None  # a variadic or an attribute
+    returned = function.child_by_field_name("return_type")
+    if returned is not None and _unpinnable(returned):
+        return None
+    returns = tree.text_of(returned) if returned is not None else "()"
+    name = tree.text_of(function.child_by_field_name("name"))
+    if owner is not None:
         params = [re.sub(r"\bSelf\b", owner, param) for param in params]
         returns = re.sub(r"\bSelf\b", owner, returns)
     elif "Self" in returns or any("Self" in param for param in params):
         return None
-    return Signature(f"{owner}::{name}" if owner else name, tuple(_normal(p) for p in params), _normal(returns),
-                     lifetimes)
+    return Signature(f"{owner}::{name}" if owner else name, tuple(_normal(param) for param in params),
+                     _normal(returns), lifetimes)
 
 
-def _split_top(text: str) -> list[str]:
-    """Comma-separated parts at depth 0 of ()<>[] (no part for a trailing comma)."""
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        if char in "(<[":
-            depth += 1
-        elif char in ")>]" and not (char == ">" and text[index - 1:index] == "-"):
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[start:index])
-            start = index + 1
-    parts.append(text[start:])
-    return [part.strip() for part in parts if part.strip()]
+def _unpinnable(node) -> bool:
+    """`impl Trait` has no pointer type; an anonymous lifetime names none to bind."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in ("abstract_type", "ERROR") or (current.type == "lifetime" and current.text == b"'_"):
+            return True
+        stack.extend(current.children)
+    return False
 
 
 def _normal(type_text: str) -> str:
@@ -177,6 +130,7 @@ def _normal(type_text: str) -> str:
     text = re.sub(r"\s+", " ", type_text.strip())
     text = re.sub(r"\s*([<>\[\](),;&])\s*", r"\1", text)
     text = text.replace(",", ", ").replace(";", "; ").replace("&mut", "&mut ").replace("&mut  ", "&mut ")
+    text = re.sub(r"(&'\w+)(?=\w)", r"\1 ", text.replace("&' ", "&'"))
     return re.sub(r"\bdyn(?=\S)", "dyn ", text)
 
 
@@ -193,11 +147,9 @@ def probe_module(stub: str, reference: str, crate: str) -> tuple[str, tuple[str,
     chosen = pinned(stub, reference)
     if not chosen:
         return "", ()
-    uses = [use for use in _USE.findall(strip_comments(stub))
-            if not re.search(r"\b(crate|self|super)\s*::", use)]
     lines = ["#[allow(dead_code, unused_imports, clippy::all)]", f"mod {PROBE_MODULE} {{",
              f"    use {crate}::*;"]
-    lines += [f"    {use.strip().removeprefix('pub ').strip()}" for use in uses]
+    lines += [f"    {use}" for use in uses(stub)]
     lines.append("    pub fn pinned() {")
     for signature in chosen:
         # The marker on the line: a compile error here shows it (grading's signature_changed).
