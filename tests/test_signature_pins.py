@@ -28,7 +28,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PINNED_ATTACKS = sorted(path.parent for path in (FIXTURES / "signature_pins").glob("*/*/forger.json"))
 # Always-equal solutions written for the canaries (tests/test_type_proof_canaries.py) that
 # also change a signature the stub declares: the build stops them first.
-RETYPED = ([FIXTURES / "always_equal" / "rust" / name for name in ("forth_any", "gigasecond_any", "scale_notes")]
+# (rust__forth's `stack` is not pinned: its reference's `Value` is i16, the stub's i32.)
+RETYPED = ([FIXTURES / "always_equal" / "rust" / name for name in ("gigasecond_any", "scale_notes")]
            + [FIXTURES / "always_equal" / "java" / name for name in ("verse_any", "song_any")])
 
 STUB = '''use std::collections::HashMap;
@@ -101,11 +102,28 @@ def test_only_what_the_reference_declares_alike_is_pinned():
 def test_the_probe_module_coerces_each_pinned_function_and_carries_the_marker():
     module, pinned = rust_signatures.probe_module(STUB, STUB, "forth")
     assert pinned == ("Forth::eval", "Forth::new", "Forth::stack", "best", "solve")
-    assert f"mod {rust_signatures.PROBE_MODULE} {{" in module and "use forth::*;" in module
+    assert f"mod {rust_signatures.PROBE_MODULE} {{" in module and "use forth::" not in module  # no glob
     assert "use std::collections::HashMap;" in module and "inner::Helper" not in module
     assert ("let _: fn(&str) -> Option<HashMap<char, u8>> = forth::solve; "
             f"// {rust_signatures.PROBE_MODULE}: solve") in module
     assert rust_signatures.probe_module(STUB, "", "forth") == ("", ())
+
+
+def test_the_probe_writes_the_stubs_types_out_so_no_solution_name_enters_it():
+    """Red team 7: the probe imported the crate (`use alphametics::*`), so a solution's
+    `pub type Option<T> = Checked<T>;` replaced the prelude's Option in it and the pin held for
+    the solution's own type. Now nothing of the crate is imported: the stub's own types are
+    written by the crate's path, its aliases by their definitions, the prelude stays std's."""
+    module, pinned = rust_signatures.probe_module(STUB, STUB, "forth")
+    assert "let _: fn(&forth::Forth) -> &[i32] = forth::Forth::stack;" in module  # `Value` written out
+    assert "let _: fn() -> forth::Forth = forth::Forth::new;" in module
+    assert "-> Option<HashMap<char, u8>> = forth::solve;" in module
+    # An alias the reference defines otherwise is the exercise's freedom: not pinned.
+    _, pinned_other = rust_signatures.probe_module(STUB, STUB.replace("pub type Value = i32;", "pub type Value = i16;"), "forth")
+    assert "Forth::stack" in pinned and "Forth::stack" not in pinned_other and "Forth::new" in pinned_other
+    # A generic alias cannot be written out: what uses it is not pinned.
+    generic = STUB.replace("pub type Value = i32;", "pub type Value<T = i32> = T;")
+    assert "Forth::stack" not in rust_signatures.probe_module(generic, generic, "forth")[1]
 
 
 JAVA_STUB = '''import java.util.List;
@@ -166,6 +184,17 @@ def test_java_the_probe_calls_each_pinned_method_with_the_stubs_types():
     assert java_signatures.methods("package x;\nclass A { int f() { return 1; } }") == {}
 
 
+def test_java_a_solution_type_named_like_a_name_the_probe_resolves_is_a_conflict():
+    """Red team 7: a default-package `class String` stood in for java.lang.String in the probe
+    (and `class java { static class lang { .. } }` would obscure even `java.lang.String`)."""
+    stub = "import java.util.List;\nclass Song {\n    String recite(int a) { return null; }\n    List<Integer> all() { return null; }\n}\n"
+    honest = "class Song {\n    String recite(int a) { return \"\"; }\n    java.util.List<Integer> all() { return null; }\n}\nclass Verse {}\n"
+    assert java_signatures.conflicts([stub], [stub], [honest]) == ()
+    assert java_signatures.conflicts([stub], [stub], [honest, "class String {}"]) == ("String",)
+    assert java_signatures.conflicts([stub], [stub], [honest, "class java {}", "interface Integer {}"]) == ("Integer", "java")
+    assert java_signatures.conflicts([stub], [], [honest, "class String {}"]) == ()  # nothing pinned, nothing resolved
+
+
 @pytest.mark.docker
 @pytest.mark.parametrize("attack", PINNED_ATTACKS + RETYPED, ids=[p.name for p in PINNED_ATTACKS + RETYPED])
 def test_a_solution_that_changes_a_stub_signature_does_not_build(attack: Path, provider, real_dataset):
@@ -173,7 +202,8 @@ def test_a_solution_that_changes_a_stub_signature_does_not_build(attack: Path, p
     outcome = grade_forger(provider, real_dataset, attack, reference=True, key=False)
     assert not outcome.verdict.resolved, outcome.verdict
     assert outcome.verdict.reason == Reason.SIGNATURE_CHANGED, (meta["instance_id"], outcome.verdict)
-    assert "no longer has the stub's signature" in outcome.verdict.detail
+    assert ("no longer has the stub's signature" in outcome.verdict.detail
+            or "a name the stub's signatures use for another type" in outcome.verdict.detail), outcome.verdict
 
 
 @pytest.mark.docker

@@ -227,16 +227,20 @@ def _java_sources(root: Path) -> list[str]:
             for relative in sorted(regular_files(root)) if relative.startswith("src/main/java/") and relative.endswith(".java")]
 
 
-def pin_signatures(tree: Path, test_tree: Path, reference_dir: Path | None, hidden_paths: tuple[str, ...]) -> tuple[str, ...]:
+def pin_signatures(tree: Path, test_tree: Path, reference_dir: Path | None,
+                   hidden_paths: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Write the probe class of the stub methods the reference shares among the hidden test
-    sources (a hidden file like them: gone before the tests run); the pinned paths."""
+    sources (a hidden file like them: gone before the tests run); the pinned paths, and the
+    names the probe resolves that the solution's own types take over (then nothing is run)."""
     if reference_dir is None or not reference_dir.is_dir() or (tree / java_signatures.PROBE_PATH).exists():
-        return ()
-    source, pinned = java_signatures.probe_class(_java_sources(test_tree), _java_sources(reference_dir))
+        return (), ()
+    stubs, references = _java_sources(test_tree), _java_sources(reference_dir)
+    taken = java_signatures.conflicts(stubs, references, _java_sources(tree))
+    source, pinned = java_signatures.probe_class(stubs, references)
     if pinned:
         (tree / java_signatures.PROBE_PATH).parent.mkdir(parents=True, exist_ok=True)
         (tree / java_signatures.PROBE_PATH).write_text(source, encoding="utf-8")
-    return pinned
+    return pinned, taken
 
 
 PLANTER = Planter(file_globs=("src/test/**.java",), name_style="lower_camel", find_units=find_units, plant_file=plant_file, leaf=leaf,

@@ -66,6 +66,40 @@ def methods(source: str) -> dict[str, Method]:
     return found
 
 
+def declared_types(source: str) -> set[str]:
+    """The top-level type names a compilation unit of the default package declares."""
+    tree = Source("java", source)
+    if any(item.type == "package_declaration" for item in tree.root.named_children):
+        return set()
+    return {tree.text_of(item.child_by_field_name("name")) for item in tree.root.named_children
+            if item.type in _NESTED_TYPES and item.child_by_field_name("name") is not None}
+
+
+def names_used(methods_pinned: list[Method], import_lines: list[str]) -> set[str]:
+    """Every simple name the probe resolves in the default package's scope: the first segment
+    of each type it writes (`Map`, `String`, `Ledger` of `Ledger.LedgerEntry`) and of each
+    import (`java`). A solution type of the default package named so would stand in for it
+    (red team 7: a `String` class made `String recite(int, int)` the solution's own type)."""
+    names = set()
+    for method in methods_pinned:
+        for kind in (*method.params, method.returns, method.owner):
+            names |= set(re.findall(r"(?<![\w.])[A-Za-z_$][\w$]*", kind))
+    for line in import_lines:
+        names.add(line.removeprefix("import").strip().split(".")[0])
+    return names
+
+
+def conflicts(stubs: list[str], references: list[str], solution: list[str]) -> tuple[str, ...]:
+    """The names the probe resolves that the solution declares and the stub does not."""
+    chosen = pinned(stubs, references)
+    if not chosen:
+        return ()
+    stub_types = set().union(*(declared_types(stub) for stub in stubs))
+    solution_types = set().union(*(declared_types(source) for source in solution))
+    used = names_used(chosen, sorted({line for stub in stubs for line in imports(stub)}))
+    return tuple(sorted((solution_types - stub_types) & used))
+
+
 def imports(source: str) -> list[str]:
     """The unit's own non-static imports."""
     tree = Source("java", source)

@@ -49,27 +49,29 @@ def guard_cargo_manifest(path: str, content: bytes) -> str | None:
 
 # --- the stub's signatures, pinned (utils/languages/rust_signatures.py) --------------------
 
-def pin_signatures(tree: Path, test_tree: Path, reference_dir: Path | None, hidden_paths: tuple[str, ...]) -> tuple[str, ...]:
+def pin_signatures(tree: Path, test_tree: Path, reference_dir: Path | None,
+                   hidden_paths: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Append the probe of the stub's signatures the reference shares to the first hidden test
-    file; the pinned paths (none without a reference, a stub or a test file)."""
+    file; the pinned paths (none without a reference, a stub or a test file), and no names a
+    solution could take over (the probe imports nothing of the crate)."""
     tests = sorted(path for path in hidden_paths if path.startswith("tests/") and path.endswith(".rs")
                    and is_regular(tree, path))
     if reference_dir is None or not tests or not all(is_regular(root, relative) for root, relative in (
             (test_tree, "src/lib.rs"), (test_tree, "Cargo.toml"), (reference_dir, "src/lib.rs"))):
-        return ()
+        return (), ()
     import tomllib
 
     try:
         package = tomllib.loads(read_regular(test_tree, "Cargo.toml").decode("utf-8"))["package"]["name"]
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
-        return ()
+        return (), ()
     stub, reference = (read_regular(root, "src/lib.rs").decode("utf-8", errors="replace")
                        for root in (test_tree, reference_dir))
     module, pinned = rust_signatures.probe_module(stub, reference, str(package).replace("-", "_"))
     if pinned:
         target = tree / tests[0]
         target.write_bytes(read_regular(tree, tests[0]) + b"\n" + module.encode("utf-8"))
-    return pinned
+    return pinned, ()
 
 
 # --- canaries ---------------------------------------------------------------------------

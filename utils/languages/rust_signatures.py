@@ -64,6 +64,50 @@ def signatures(source: str) -> dict[str, Signature]:
     return found
 
 
+def stub_items(source: str) -> tuple[frozenset[str], dict[str, str | None]]:
+    """The crate root's own type names (struct, enum, union, trait) and its type aliases, by
+    name: the alias's definition, or None for a generic one (it cannot be written out)."""
+    tree = Source("rust", source)
+    names, aliases = set(), {}
+    for item in tree.root.named_children:
+        name = item.child_by_field_name("name")
+        if name is None:
+            continue
+        if item.type in ("struct_item", "enum_item", "union_item", "trait_item"):
+            names.add(tree.text_of(name))
+        elif item.type == "type_item":
+            value = item.child_by_field_name("type")
+            generic = item.child_by_field_name("type_parameters") is not None
+            aliases[tree.text_of(name)] = None if generic or value is None else tree.text_of(value)
+    return frozenset(names), aliases
+
+
+def _written_out(kind: str, crate: str, names: frozenset[str], aliases: dict[str, str | None],
+                 depth: int = 0) -> str | None:
+    """A type as the stub means it, whatever the solution names alike: the stub's own types by
+    the crate's path (`forth::Error`), its aliases by their definitions (the solution may
+    redefine `Value`), the rest as written (the probe module sees only the prelude and the
+    stub's `use`s: no glob import of the crate for a solution's `type Option<T>` to enter).
+    None when a generic alias is used (it is not pinned)."""
+    if depth > 8:
+        return None
+    pieces, at = [], 0
+    for match in re.finditer(r"(?<![\w:'])[A-Za-z_]\w*(?![\w])(?!\s*::)", kind):
+        name = match.group()
+        if name in aliases:
+            value = aliases[name]
+            replacement = None if value is None else _written_out(_normal(value), crate, names, aliases, depth + 1)
+            if replacement is None:
+                return None
+        elif name in names:
+            replacement = f"{crate}::{name}"
+        else:
+            continue
+        pieces += [kind[at:match.start()], replacement]
+        at = match.end()
+    return "".join(pieces) + kind[at:]
+
+
 def uses(source: str) -> list[str]:
     """The crate root's own `use` declarations (not `crate::`/`self::`/`super::` ones)."""
     tree = Source("rust", source)
@@ -144,15 +188,23 @@ def probe_module(stub: str, reference: str, crate: str) -> tuple[str, tuple[str,
     """The module grading appends to a hidden test file, and the paths it pins ('' and () when
     nothing is pinned). It brings the crate's items and the stub's own `use`s into scope, then
     coerces each pinned function to the stub's function-pointer type."""
-    chosen = pinned(stub, reference)
-    if not chosen:
+    names, aliases = stub_items(stub)
+    reference_names, reference_aliases = stub_items(reference)
+    written = []
+    for signature in pinned(stub, reference):
+        # Written out on both sides: a type alias the reference defines otherwise (rust__forth's
+        # `Value` is i16 there, i32 in the stub) is the exercise's freedom, not a pin.
+        pointer = _written_out(signature.pointer_type(), crate, names, aliases)
+        if pointer is not None and pointer == _written_out(signature.pointer_type(), crate, reference_names,
+                                                           reference_aliases):
+            written.append((signature, pointer))
+    if not written:
         return "", ()
-    lines = ["#[allow(dead_code, unused_imports, clippy::all)]", f"mod {PROBE_MODULE} {{",
-             f"    use {crate}::*;"]
+    lines = ["#[allow(dead_code, unused_imports, clippy::all)]", f"mod {PROBE_MODULE} {{"]
     lines += [f"    {use}" for use in uses(stub)]
     lines.append("    pub fn pinned() {")
-    for signature in chosen:
+    for signature, pointer in written:
         # The marker on the line: a compile error here shows it (grading's signature_changed).
-        lines.append(f"        let _: {signature.pointer_type()} = {crate}::{signature.path}; // {PROBE_MODULE}: {signature.path}")
+        lines.append(f"        let _: {pointer} = {crate}::{signature.path}; // {PROBE_MODULE}: {signature.path}")
     lines += ["    }", "}"]
-    return "\n".join(lines) + "\n", tuple(signature.path for signature in chosen)
+    return "\n".join(lines) + "\n", tuple(signature.path for signature, _ in written)

@@ -248,10 +248,12 @@ class LanguageSpec:
     # preparation (utils/judging/answer_key.py; None: every assertion runs in-process).
     answer_key: AnswerKey | None = None
     # The stub's signatures pinned at compile time (issue 32): (the graded tree, the test-commit
-    # tree holding the stub, the reference's directory or None, the hidden paths) -> the paths
-    # pinned, after appending to a hidden test file what fails to compile on a changed
-    # signature; and the marker such a compile error shows. None: nothing pinned.
-    pin_signatures: Callable[[Path, Path, Path | None, tuple[str, ...]], tuple[str, ...]] | None = None
+    # tree holding the stub, the reference's directory or None, the hidden paths) -> (the paths
+    # pinned, after adding to the hidden tests what fails to compile on a changed signature;
+    # the names the probe resolves that the solution's own declarations would take over);
+    # and the marker such a compile error shows. None: nothing pinned.
+    pin_signatures: Callable[[Path, Path, Path | None, tuple[str, ...]],
+                             tuple[tuple[str, ...], tuple[str, ...]]] | None = None
     signature_marker: str = ""
     # Fresh variants of the hidden tests, derived at preparation (utils/judging/variants.py,
     # utils/pipeline/variant_recording.py; None: the language has none).

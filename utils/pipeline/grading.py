@@ -154,9 +154,16 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         planted = plant_canaries(tree, request, planted_variants)
         if planted:
             log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
-        pinned = pin_signatures(tree, request)
+        pinned, taken = pin_signatures(tree, request)
         if pinned:
             log(f"pinned the stub's signature of {', '.join(pinned)}")
+        if taken:
+            verdict = Verdict(False, Reason.SIGNATURE_CHANGED,
+                              f"the solution declares {', '.join(taken)}, a name the stub's signatures use for another type")
+            log(f"verdict {verdict.reason}: {verdict.detail}")
+            return GradingOutcome(verdict=verdict, filtered=filtered, apply_method=apply_method, results=TestResults(),
+                                  exec_result=None, eval_script="", seconds=time.monotonic() - started, guarded=guarded,
+                                  canaries=planted)
         trusted = trusted_process(request)
         eval_script = evaluation_script(request.language, trusted, f"/tmp/report-{secrets.token_hex(8)}")
         report_dir = eval_script.report_dir
@@ -206,11 +213,12 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
                           variants_planted=len(planted_variants), converted=converted, observations=observations)
 
 
-def pin_signatures(tree: Path, request: GradingRequest) -> tuple[str, ...]:
-    """The stub's signatures the tests' build checks (LanguageSpec.pin_signatures)."""
+def pin_signatures(tree: Path, request: GradingRequest) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The stub's signatures the tests' build checks, and the names of them the solution's own
+    declarations would take over (LanguageSpec.pin_signatures)."""
     pin = request.language.pin_signatures
     if pin is None or request.grading_mode != GRADING_TESTS:
-        return ()
+        return (), ()
     return pin(tree, request.test_tree, request.reference_dir, request.hidden_paths)
 
 
