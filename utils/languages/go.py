@@ -355,6 +355,12 @@ SOURCE_POLICY = SourcePolicy((".go",), source_facts.go_facts, rules(
     ("unsafe", INTROSPECTION, IMPORT, r"^(unsafe|C|plugin|runtime/(debug|pprof|trace|cgo)|internal/.*|go/.*)$"),
     ("runtime_introspection", INTROSPECTION, NAME,
      r"^runtime\.(Caller|Callers|CallersFrames|FuncForPC|Stack|Goexit|SetFinalizer|Breakpoint|LockOSThread)(\(\))?$"),
+    # reflect's doors to raw memory, which need no `unsafe` import: an unsafe.Pointer from
+    # Value.UnsafePointer/UnsafeAddr, a typed view at any address with reflect.NewAt, a
+    # slice/string header to point anywhere (red team 8 read the test binary's function names
+    # and tables from a solution file so).
+    ("reflect_memory", INTROSPECTION, NAME,
+     r"^(reflect\.(NewAt|SliceHeader|StringHeader)(\(\))?|.*\.(UnsafePointer|UnsafeAddr|SetPointer)(\(\))?)$"),
     # Compiler directives: linkname reaches unexported runtime and testing symbols.
     ("directives", INTROSPECTION, DIRECTIVE,
      r"^(go:(linkname|embed|cgo_\w+|nosplit|noescape|uintptrescapes|systemstack|wasmimport|wasmexport)|export\b|line\b)"),
