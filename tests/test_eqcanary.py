@@ -311,3 +311,22 @@ def test_rust_a_fallback_inside_a_mod_calls_the_renamed_test_from_that_mod(tmp_p
     addition = planted_text[:planted_text.index("mod str_slice")]
     assert f"\n        {fallback.hidden_name}();\n        assert_eq!(" in addition  # the wrapper, in the mod
     assert f"fn {fallback.hidden_name}()" in addition
+
+
+def test_java_a_built_copy_never_draws_a_literal_its_test_already_writes(tmp_path):
+    """java__sgf-parsing (CI of 2026-11-29): the copy of `Map.of("A", List.of("b"), "C",
+    List.of("d"))` drew "C" for "A", and the reference threw `duplicate key` instead of failing
+    the assertion: a correct solution was graded canary_without_secret."""
+    text = JAVA_TESTS.replace("new Ratio(2, 4).reduce()).isEqualTo(new Ratio(1, 2))",
+                              'new Parser().parse("(;A[b]C[d])")).isEqualTo(new Node(Map.of("A", List.of("b"), "C", List.of("d"))))')
+    unit = next(unit for unit in java.find_units(text) if unit.name == "inline")
+    [assertion] = java.assertions(text[unit.start:unit.end])
+    assert assertion.value == "A" and assertion.built
+    for seed in range(60):
+        tree = tmp_path / str(seed)
+        path = tree / "src/test/java/ThingTest.java"
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+        canaries = plant(tree, java.PLANTER, matches_any, None, None, FixedRandom(seed))
+        copy = next(c for c in canaries if c.source == "inline")
+        assert copy.mutation.literal.strip('"') not in {"A", "C", "b", "d"}, (seed, copy.mutation.literal)

@@ -606,9 +606,23 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
 
 
 def _draw(context: ValueContext, assertion: Assertion, pool: list, rng: secrets.SystemRandom) -> tuple[object, int]:
-    """The copy's value for a test, and how far its appearance is from the real one's."""
+    """The copy's value for a test, and how far its appearance is from the real one's. Inside
+    a built value, never a literal its own test already writes elsewhere: the copy of
+    java__sgf-parsing's `Map.of("A", List.of("b"), "C", List.of("d"))` drew "C" for "A" and
+    threw `duplicate key` on the reference instead of failing its assertion (a correct
+    solution graded `canary_without_secret`, CI of 2026-11-29)."""
     words = sorted(set(re.findall(r"[A-Za-z]{2,}|[0-9]+", context.every_test)))
-    return drawn_value(assertion.value, pool, rng, words, context.profile(assertion))
+    taken = _own_literals(context, assertion) if assertion.built else frozenset()
+    return drawn_value(assertion.value, pool, rng, words, context.profile(assertion), taken)
+
+
+def _own_literals(context: ValueContext, assertion: Assertion) -> frozenset:
+    """The plain string and integer literals of the test's own text, its slot left out."""
+    own_text = context.text[context.unit.start:context.unit.end]
+    own = own_text[:assertion.start] + " " + own_text[assertion.end:]
+    strings = {match.group(1) for match in re.finditer(r'"([^"\\\n]*)"', own)}
+    numbers = {int(match.group()) for match in re.finditer(r"(?<![\w.])\d+(?![\w.])", own)}
+    return frozenset(strings | numbers)
 
 
 def _documents(tree: Path) -> str:
@@ -833,11 +847,14 @@ def fresh_value(value: int | str | bool | Symbol, pool: Sequence, rng: secrets.S
 
 
 def drawn_value(value, pool: Sequence, rng: secrets.SystemRandom, words: Sequence[str] = (),
-                profile: Callable[[object], tuple[int, ...]] | None = None) -> tuple[object, int]:
-    """`fresh_value` and how far its profile is from the original's (0: none can tell)."""
+                profile: Callable[[object], tuple[int, ...]] | None = None,
+                taken: frozenset = frozenset()) -> tuple[object, int]:
+    """`fresh_value` and how far its profile is from the original's (0: none can tell); never
+    one of `taken` while another candidate is left."""
     if isinstance(value, bool):  # no choice: how far it is still decides which tests grading picks
         return not value, (_distance(profile(not value), profile(value)) if profile else 0)
     options = _candidates(value, pool, rng, words)
+    options = [option for option in options if option not in taken or isinstance(option, bool)] or options
     if not options:
         raise CanaryError(f"no other value for {value!r}")
     if profile is None:
