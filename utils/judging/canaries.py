@@ -618,8 +618,7 @@ def _draw(context: ValueContext, assertion: Assertion, pool: list, rng: secrets.
 
 def _own_literals(context: ValueContext, assertion: Assertion) -> frozenset:
     """The plain string and integer literals of the test's own text, its slot left out."""
-    own_text = context.text[context.unit.start:context.unit.end]
-    own = own_text[:assertion.start] + " " + own_text[assertion.end:]
+    own, _ = context.own(assertion)
     strings = {match.group(1) for match in re.finditer(r'"([^"\\\n]*)"', own)}
     numbers = {int(match.group()) for match in re.finditer(r"(?<![\w.])\d+(?![\w.])", own)}
     return frozenset(strings | numbers)
@@ -702,11 +701,16 @@ class ValueContext:
     every_test: str  # every test file of the instance, joined
     docs: str
 
-    def profile(self, assertion: Assertion) -> Callable[[object], tuple[int, ...]]:
-        own_text = self.text[self.unit.start:self.unit.end]
-        own = own_text[:assertion.start] + " " + own_text[assertion.end:]
+    def own(self, assertion: Assertion) -> tuple[str, str]:
+        """(the test's own text with the assertion's slot left out, that text whole); for a
+        slot outside the test (Go's table), the text that holds it."""
         if assertion.context is not None:
-            own, own_text = assertion.context
+            return assertion.context
+        own_text = self.text[self.unit.start:self.unit.end]
+        return own_text[:assertion.start] + " " + own_text[assertion.end:], own_text
+
+    def profile(self, assertion: Assertion) -> Callable[[object], tuple[int, ...]]:
+        own, own_text = self.own(assertion)
         return lambda value: appearance_profile(value, own, self.every_test, self.docs, own_text)
 
 
