@@ -145,3 +145,39 @@ def test_the_key_keeps_only_what_the_reference_run_observed_alike():
                      "t.cpp:L11, t.cpp:L12)"]
     assert stable_key(SimpleNamespace(instance_id="cpp__x"), {}, second, lines.append) == {}
     assert stable_key(SimpleNamespace(instance_id="cpp__x"), None, second, lines.append) is None
+
+
+CALENDAR_STUB = """#pragma once
+#include <boost/date_time/posix_time/posix_time.hpp>
+namespace later { boost::posix_time::ptime shift(const boost::posix_time::ptime& start); }
+"""
+
+CALENDAR_TEST = """#include "later.h"
+#include "test/catch.hpp"
+using namespace boost::posix_time;
+
+TEST_CASE("a point in time parsed by the library") {
+    const ptime actual = later::shift(time_from_string("2001-02-03 04:05:06"));
+    const ptime expected(time_from_string("2031-07-08 09:10:11"));
+    REQUIRE(expected == actual);
+}
+
+TEST_CASE("a local named like a library word") {
+    const boost::gregorian::date date{2024, 3, 17};
+    REQUIRE(date == later::shift(time_from_string("2001-02-03 04:05:06")).date());
+}
+"""
+
+
+def test_boost_dates_on_the_expected_side_convert_and_leave_the_source():
+    """gigasecond's and meetup's shapes: the library's pure parsers and constructors may build the
+    expected value, and every local the expected side spells is deleted with it, also one named
+    like a library word (`date`), so the value is nowhere in the rewritten test."""
+    words = cpp_key.solution_words([CALENDAR_STUB])
+    found = {candidate.id: candidate for candidate in cpp_key.candidates(CALENDAR_TEST, words)}
+    assert set(found) == {"L8", "L13"}
+    assert found["L8"].observed == "actual" and len(found["L8"].deleted) == 1
+    assert found["L13"].side == 1 and len(found["L13"].deleted) == 1
+    body = cpp_key.rewrite(CALENDAR_TEST, list(found.values())).split("#line 1\n", 1)[1]
+    assert "2031-07-08" not in body and "2024, 3, 17" not in body
+    assert "2001-02-03 04:05:06" in body  # the solution's input stays

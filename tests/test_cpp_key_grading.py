@@ -32,6 +32,14 @@ std::vector<unsigned int> convert(unsigned int, const std::vector<unsigned int>&
 }
 }
 """
+# One second short of a gigasecond: boost's ptime is observed by its fields (docs/answer-key.md).
+WRONG_GIGASECOND = """#include "gigasecond.h"
+namespace gigasecond {
+boost::posix_time::ptime advance(const boost::posix_time::ptime& start) {
+    return start + boost::posix_time::seconds(999999999);
+}
+}
+"""
 WRONG_ALLERGIES = """#include "allergies.h"
 namespace allergies {
 allergy_test::allergy_test(unsigned int score) : result(score) {}
@@ -96,7 +104,8 @@ def _write(directory: Path, dataset: Path, instance_id: str, files: dict[str, st
     return directory
 
 
-@pytest.mark.parametrize("instance_id", ("cpp__all-your-base", "cpp__allergies", "cpp__perfect-numbers"))
+@pytest.mark.parametrize("instance_id", ("cpp__all-your-base", "cpp__allergies", "cpp__perfect-numbers",
+                                         "cpp__gigasecond", "cpp__meetup"))
 def test_reference_resolves_with_its_key(instance_id: str, provider, real_dataset, tmp_path):
     instance = {i.instance_id: i for i in load_dataset(real_dataset)}[instance_id]
     assert instance.observation_key, f"{instance_id}: preparation recorded no answer key"
@@ -106,7 +115,8 @@ def test_reference_resolves_with_its_key(instance_id: str, provider, real_datase
 
 
 @pytest.mark.parametrize("instance_id, wrong", (("cpp__all-your-base", WRONG_ALL_YOUR_BASE),
-                                                ("cpp__allergies", WRONG_ALLERGIES)))
+                                                ("cpp__allergies", WRONG_ALLERGIES),
+                                                ("cpp__gigasecond", WRONG_GIGASECOND)))
 def test_rewritten_report_is_unresolved_by_the_key(instance_id: str, wrong: str, provider, real_dataset, tmp_path):
     forger = _write(tmp_path, real_dataset, instance_id, {".cpp": wrong + "\n" + REWRITE_REPORT})
     outcome = grade_forger(provider, real_dataset, forger, canaries=False)

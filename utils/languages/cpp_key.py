@@ -54,14 +54,19 @@ OBSERVATIONS_FILE = "observations.tsv"  # in the report directory (docker/cpp/po
 _MACRO = re.compile(r"(?<![\w.])(?P<macro>REQUIRE|CHECK)\(")
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _IDENTIFIER = re.compile(r"(?<![\w.])(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+# boost date_time's value types and pure parsers, spelled unqualified under `using namespace
+# boost::posix_time` (gigasecond: `const ptime expected(time_from_string("2043-01-01 01:46:40"))`).
+_BOOST_DATES = frozenset(("ptime", "time_from_string", "from_simple_string", "from_string", "date", "time_duration",
+                          "hours", "minutes", "seconds"))
 # Words an expected side may spell besides its locals and named constants: literals and the
 # standard types it builds a value with (`std::vector<int>{1, 2}`, `string("x")`).
 _PLAIN_WORDS = frozenset((
     "true", "false", "std", "string", "vector", "list", "map", "set", "pair", "tuple", "array", "size_t",
     "int", "long", "unsigned", "short", "char", "bool", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
     "int8_t", "int16_t", "int32_t", "int64_t", "const", "auto", "u", "ul", "ull", "l", "ll", "optional",
-    "nullopt", "make_pair", "deque", "unordered_map", "unordered_set", "multiset", "string_view"))
-_TYPE_CALLS = re.compile(r"\b(?:std::)?(?:string|string_view|vector|pair|make_pair|tuple|optional)\b(?:<[^;()]*>)?\s*\(")
+    "nullopt", "make_pair", "deque", "unordered_map", "unordered_set", "multiset", "string_view")) | _BOOST_DATES
+_TYPE_CALLS = re.compile(r"\b(?:std::)?(?:string|string_view|vector|pair|make_pair|tuple|optional)\b(?:<[^;()]*>)?\s*\("
+                         r"|\b(?:boost::(?:posix_time|gregorian)::)?(?:" + "|".join(sorted(_BOOST_DATES)) + r")\s*\(")
 _DECLARATION = re.compile(
     r"^(?:const\s+)?(?P<type>(?:::)?[A-Za-z_][\w:]*(?:\s*<.*>)?)(?:\s+const)?\s*[&*]?\s+(?P<name>[A-Za-z_]\w*)\s*"
     r"(?P<init>[={(].*)$", re.S)
@@ -238,9 +243,9 @@ def _expected_locals(expected: str, statements: list[_Statement], before: int) -
         if re.search(r"(\.|->)\s*[A-Za-z_]", code) or re.search(r"\w\s*\(", _TYPE_CALLS.sub("", code)):
             return None
         for word in _IDENTIFIER.findall(code):
-            if "::" in word.lstrip(":") or word in _PLAIN_WORDS:
-                continue
-            local = _declaration(statements, word, before)
+            local = None if "::" in word.lstrip(":") else _declaration(statements, word, before)
+            if local is None and ("::" in word.lstrip(":") or word in _PLAIN_WORDS):
+                continue  # a local named like a plain word (`date`) is still a local, deleted with the side
             if local is None:
                 return None
             if local not in needed:

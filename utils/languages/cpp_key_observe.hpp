@@ -3,7 +3,9 @@
 // in POLYGLOT_OBSERVATIONS_FD. A value renders by its value alone (never through the solution's
 // operator<< or operator==): integers in decimal (an int and a long alike), chars as char:N,
 // strings quoted and escaped, any iterable as [a,b] (a vector and a list alike), maps as {k:v},
-// unordered containers sorted, pair/tuple as (a,b), optional as none/some(x). An enum is
+// unordered containers sorted, pair/tuple as (a,b), optional as none/some(x), a calendar date
+// (anything with year(), month(), day(): boost's gregorian::date) as date:Y-M-D, a point in time
+// (date() and time_of_day().ticks(): boost's posix_time::ptime) as time:Y-M-D+ticks. An enum is
 // observed with observe_enum, against the enumerators the test names, by underlying value.
 // Anything else (floating point, classes) fails to compile: such assertions stay in-process.
 #include <algorithm>
@@ -47,11 +49,30 @@ template <class T> constexpr bool observable = observable_type<std::remove_cv_t<
 template <class A, class B> struct observable_type<std::pair<A, B>> : std::bool_constant<observable<A> && observable<B>> {};
 template <class... A> struct observable_type<std::tuple<A...>> : std::bool_constant<(observable<A> && ...)> {};
 template <class T> struct observable_type<std::optional<T>> : std::bool_constant<observable<T>> {};
+// A calendar date and a point in time, read through their fields (boost::gregorian::date,
+// boost::posix_time::ptime, or a solution's own type with the same accessors): never through
+// the type's operator== or operator<<. A special value (not_a_date_time, infinities) renders
+// by its kind alone.
+template <class T, class = void> struct is_date : std::false_type {};
+template <class T> struct is_date<T, std::void_t<decltype(static_cast<long long>(std::declval<const T&>().year())),
+                                                decltype(static_cast<long long>(std::declval<const T&>().month())),
+                                                decltype(static_cast<long long>(std::declval<const T&>().day()))>>
+    : std::true_type {};
+template <class T, class = void> struct is_time : std::false_type {};
+template <class T> struct is_time<T, std::void_t<decltype(std::declval<const T&>().date()),
+                                                decltype(static_cast<long long>(std::declval<const T&>().time_of_day().ticks()))>>
+    : std::bool_constant<is_date<std::remove_cv_t<std::remove_reference_t<decltype(std::declval<const T&>().date())>>>::value> {};
+template <class T, class = void> struct has_is_special : std::false_type {};
+template <class T> struct has_is_special<T, std::void_t<decltype(static_cast<bool>(std::declval<const T&>().is_special()))>>
+    : std::true_type {};
+template <class T> struct observable_type<T, std::enable_if_t<is_date<T>::value || is_time<T>::value>> : std::true_type {};
+
 template <class T, class = void> struct is_iterable_class : std::false_type {};
 template <class T> struct is_iterable_class<T, std::void_t<decltype(std::begin(std::declval<const T&>())),
                                                            decltype(std::end(std::declval<const T&>()))>>
     : std::bool_constant<std::is_class_v<T> && !is_text<T>::value> {};
-template <class T> struct observable_type<T, std::enable_if_t<is_iterable_class<T>::value>>
+template <class T> struct observable_type<T, std::enable_if_t<is_iterable_class<T>::value && !is_date<T>::value &&
+                                                               !is_time<T>::value>>
     : std::bool_constant<observable<decltype(*std::begin(std::declval<const T&>()))>> {};
 
 inline std::string quoted(std::string_view text) {
@@ -76,6 +97,23 @@ template <class E> std::string render_enum(E value) {
     for (const auto& enumerator : *enumerators_of<E>)
       if (enumerator.value == underlying) return std::string("enum:") + enumerator.name;
   return "enum:?" + std::to_string(underlying);
+}
+
+template <class T> bool special(const T& value) {
+  if constexpr (has_is_special<T>::value) return static_cast<bool>(value.is_special());
+  else return false;
+}
+
+template <class T> std::string render_date(const T& value) {
+  if (special(value)) return "date:special";
+  return "date:" + std::to_string(static_cast<long long>(value.year())) + "-" +
+         std::to_string(static_cast<long long>(value.month())) + "-" + std::to_string(static_cast<long long>(value.day()));
+}
+
+template <class T> std::string render_time(const T& value) {
+  if (special(value)) return "time:special";
+  return "time:" + render_date(value.date()).substr(5) + "+" +
+         std::to_string(static_cast<long long>(value.time_of_day().ticks()));
 }
 
 template <class Tuple, std::size_t... I> std::string render_tuple(const Tuple& value, std::index_sequence<I...>) {
@@ -114,6 +152,8 @@ template <class T> std::string render(const T& value) {
   else if constexpr (is_pair<U>::value) return "(" + render(value.first) + "," + render(value.second) + ")";
   else if constexpr (is_tuple<U>::value) return render_tuple(value, std::make_index_sequence<std::tuple_size_v<U>>{});
   else if constexpr (is_optional<U>::value) return value ? "some(" + render(*value) + ")" : std::string("none");
+  else if constexpr (is_time<U>::value) return render_time(value);
+  else if constexpr (is_date<U>::value) return render_date(value);
   else if constexpr (is_iterable<U>::value && std::is_class_v<U>) return render_range(value);
   else static_assert(always_false<U>::value, "polyglot_key: this type is not observable (kept in-process)");
 }
