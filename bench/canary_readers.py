@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
 import re
 import shutil
@@ -107,26 +108,45 @@ def grading_pairs(language: str, exercise: Path, rng: random.Random) -> list[tup
     for canary in planted:
         if canary.mutation is None:
             continue
-        for relative, original in originals.items():
-            unit = next((unit for unit in planter.find_units(original) if unit.name == canary.source), None)
-            if unit is None:
+        for relative, text in texts.items():
+            members = {u.name: u for u in planter.find_units(text) if u.name in (canary.name, canary.hidden_name)}
+            if len(members) != 2:
                 continue
-            mutation = canary.mutation
-            real_value = token(original[unit.start + mutation.start:unit.start + mutation.end])
-            copy_value = token(mutation.literal)
-            own = original[unit.start:unit.start + mutation.start] + original[unit.start + mutation.end:unit.end]
-            text = texts[relative]
-            members = [u for u in planter.find_units(text) if u.name in (canary.name, canary.hidden_name)]
+            real_text = text[members[canary.hidden_name].start:members[canary.hidden_name].end]
+            copy_text = text[members[canary.name].start:members[canary.name].end]
+            (real_value, own), (copy_value, _) = differing_values(real_text.replace(canary.hidden_name, "N"),
+                                                                  copy_text.replace(canary.name, "N"))
             rest = text
-            for member in sorted(members, key=lambda u: -u.start):
+            for member in sorted(members.values(), key=lambda u: -u.start):
                 rest = rest[:member.start] + rest[member.end:]
             rest += "\n".join(t for r, t in texts.items() if r != relative)
-            expected = {token(text[u.start:u.end][a.start:a.end]) for u in planter.find_units(rest)
+            expected = {token(rest[u.start:u.end][a.start:a.end]) for u in planter.find_units(rest)
                         for a in planter.mutator.assertions(rest[u.start:u.end])} if planter.mutator else set()
             pairs.append((cues(real_value, own, rest, docs, stub, expected),
                           cues(copy_value, own, rest, docs, stub, expected)))
             break
     return pairs
+
+
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|[\w.]+|\S')
+
+
+def differing_values(real: str, copy: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    """What a reader holding both members sees differ: in each member the literal (whole
+    tokens) where the two texts part, and the member's text without it (its own test). Read
+    from the planted text, so a language whose copy rewrites more than the value (Go's inline
+    table) is read as the reader sees it."""
+    prefix = len(os.path.commonprefix([real, copy]))
+    suffix = len(os.path.commonprefix([real[prefix:][::-1], copy[prefix:][::-1]]))
+    return tuple(_covering(text, prefix, len(text) - suffix) for text in (real, copy))
+
+
+def _covering(text: str, start: int, end: int) -> tuple[str, str]:
+    spans = [m.span() for m in _TOKEN.finditer(text) if m.start() < max(end, start + 1) and m.end() > start]
+    if not spans:
+        return "", text
+    first, last = spans[0][0], spans[-1][1]
+    return token(text[first:last]), text[:first] + " " + text[last:]
 
 
 def readers():

@@ -65,6 +65,10 @@ class Mutation:
     literal: str      # the new literal as source text
     failure: str      # regex (re.M) of the framework's failure message for the new value
     first: bool       # the copy runs before the real test (drawn: order says nothing)
+    # The real test's own span rewritten the copy's way with its value unchanged, where the
+    # copy's rewrite changes more than the value (Go: the table written inline, the entry moved
+    # last, the gate): the pair then differs in the value alone. None: the real test as it is.
+    real_literal: str | None = None
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -536,6 +540,9 @@ class Planter:
     mutator: Mutator | None = None
     # (expected, actual) -> regex of the framework's message for the fallback's assertion.
     fallback_failure: Callable[[int, int], str] | None = None
+    # Every test file's planted text (by path) -> those it changes further: what only the whole
+    # package shows (Go: a table no test ranges over any more is emptied).
+    finish: Callable[[dict[str, str]], dict[str, str]] | None = None
 
 
 def plant_after(text: str, chosen: list[tuple[TestUnit, Canary]], declaration: str,
@@ -597,11 +604,17 @@ def plant(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]]
                          namer, rng)
         per_file.setdefault(path, []).append((unit, canary))
     canaries: list[Canary] = []
+    texts = dict(files)
     for path, planted in per_file.items():
         if planter.mutator is not None:
             planted = _with_renames(planted, units[path], namer)
         canaries += [canary for _, canary in planted]
-        path.write_text(plant_text(planter, files[path], planted), encoding="utf-8", errors="surrogateescape")
+        texts[path] = plant_text(planter, files[path], planted)
+    if planter.finish is not None and per_file:
+        texts.update(planter.finish(texts))
+    for path, text in texts.items():
+        if text != files[path]:
+            path.write_text(text, encoding="utf-8", errors="surrogateescape")
     return tuple(canaries)
 
 
@@ -766,8 +779,9 @@ def _canary(planter: Planter, context: ValueContext, assertion: Assertion | None
     original = text[unit.start + assertion.start:unit.start + assertion.end]
     if isinstance(value, str) and original[:1] in "'\"" and literal[:1] in "'\"":
         literal = original[0] + literal[1:-1] + original[0]  # the file's own quote style
+    real = assertion.written(assertion.value) if assertion.written and assertion.context is not None else None
     mutation = Mutation(assertion.start, assertion.end, literal, assertion.failure(value),
-                        rng.random() < 0.5)
+                        rng.random() < 0.5, real_literal=real)
     return Canary(source=unit.name, hidden_name=hidden, expected=expected, actual=actual, name=name, mutation=mutation)
 
 
@@ -816,7 +830,9 @@ def _pair(block: str, name: str, canary: Canary, rename: Callable[[str, str, str
     """The real test under its hidden name and its mutated copy, in the drawn order (`indent`:
     what precedes the test on its first line)."""
     mutation = canary.mutation
-    real = rename(block, name, canary.hidden_name)
+    real_block = block if mutation.real_literal is None else \
+        block[:mutation.start] + mutation.real_literal + block[mutation.end:]
+    real = rename(real_block, name, canary.hidden_name)
     copy = rename(block[:mutation.start] + mutation.literal + block[mutation.end:], name, canary.name)
     real, copy = real.rstrip("\n"), copy.rstrip("\n")
     trailing = block[len(block.rstrip("\n")):]
