@@ -26,8 +26,10 @@ DEFAULT_BENCHMARK = Path("/work/data/polyglot-benchmark")
 _ASSERTION_LINE = re.compile(r"^\s*(REQUIRE|CHECK|assert|assertThat|assertEquals|if |t\.)", re.M)
 
 
-def test_texts(exercise: Path, globs: tuple[str, ...]) -> list[str]:
-    return [path.read_text(errors="replace") for path in sorted(exercise.rglob("*"))
+def test_texts(exercise: Path, globs: tuple[str, ...], unskip=lambda path, text: text) -> list[str]:
+    """The hidden test files as grading plants into them: un-skipped (jest's `xtest`, ...)."""
+    return [unskip(path.relative_to(exercise).as_posix(), path.read_text(errors="replace"))
+            for path in sorted(exercise.rglob("*"))
             if path.is_file() and matches_any(path.relative_to(exercise).as_posix(), globs)]
 
 
@@ -47,7 +49,7 @@ def coverage(language: str, benchmark: Path, show: bool,
         instance_id = f"{language}__{exercise.name}"
         if sources is not None and instance_id not in sources:
             continue
-        texts = test_texts(exercise, planter.file_globs)
+        texts = test_texts(exercise, planter.file_globs, LANGUAGES[language].unskip_text)
         units = [(text, unit) for text in texts for unit in planter.find_units(text)]
         every_test = "\n".join(texts)
         count = sum(1 for text, unit in units if planter.mutator.find(text[unit.start:unit.end], every_test)

@@ -101,6 +101,9 @@ def grading_pairs(language: str, exercise: Path, rng: random.Random) -> list[tup
             target = tree / path.relative_to(exercise)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
+        for path in tests:  # grading plants into the un-skipped tests (jest's xtest, ...)
+            relative = path.relative_to(exercise).as_posix()
+            (tree / relative).write_text(LANGUAGES[language].unskip_text(relative, path.read_text(errors="replace")))
         originals = {path.relative_to(exercise).as_posix(): path.read_text(errors="replace") for path in tests}
         planted = plant(tree, planter, matches_any, None, CANARIES_PER_GRADING, rng)
         texts = {relative: (tree / relative).read_text(errors="replace") for relative in originals}

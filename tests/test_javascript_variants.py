@@ -175,7 +175,8 @@ module.exports = [
   ['plain', [1, 'a', true, null, { k: [2, 'x'] }, -7]],
   ['string', 'a\\nb"c'],
   ['float', 1.5], ['minus zero', -0], ['unsafe', 2 ** 60], ['undefined', undefined],
-  ['undefined inside', [undefined]], ['map', new Map()], ['set', new Set([1])], ['date', new Date(0)],
+  ['undefined inside', [undefined]], ['map', new Map()], ['set', new Set([1])], ['date', new Date(2001, 2, 3, 4, 5, 6, 7)],
+  ['invalid date', new Date(NaN)], ['date subclass', new (class extends Date {})(2001, 2, 3)], ['dates', [new Date(0)]],
   ['instance', new Thing()], ['handle', handle], ['getter', getter], ['sparse', sparse],
   ['bigint', 5n], ['symbol key', { [Symbol('s')]: 1 }], ['proto key', proto], ['function', () => 1],
 ];
@@ -192,6 +193,8 @@ def test_probe_renders_plain_data_as_json_and_anything_else_as_no_literal(tmp_pa
     rendered = dict(json.loads(line) for line in lines.splitlines())
     assert read(rendered.pop("plain"))[0] == [1, "a", True, None, {"k": [2, "x"]}, -7]
     assert read(rendered.pop("string"))[0] == 'a\nb"c'
+    # A Date of Date.prototype (meetup's expected values), by its local-time fields.
+    assert read(rendered.pop("date")) == (("Date", 2001, 2, 3, 4, 5, 6, 7), "new Date(2001, 2, 3, 4, 5, 6, 7)")
     assert all(read(text) is None for text in rendered.values()), rendered
 
 
@@ -240,8 +243,8 @@ def test_memorizer_answers_the_spec_and_nothing_else():
 # --- real Docker, real exercises --------------------------------------------------------------
 
 # Exercises whose every test the memorizer answers from its table (a function of literals).
-MEMORIZED = ["javascript__affine-cipher", "javascript__phone-number", "javascript__variable-length-quantity",
-             "javascript__wordy"]
+MEMORIZED = ["javascript__affine-cipher", "javascript__meetup", "javascript__phone-number",
+             "javascript__variable-length-quantity", "javascript__wordy"]
 
 
 @pytest.fixture(scope="module")
@@ -304,3 +307,15 @@ def test_js_honest_solutions_pass_their_variants(js_variants_dataset, tmp_path):
 
     results, _ = _grade(js_variants_dataset, tmp_path, "honest", _patches(js_variants_dataset, honest), "javascript")
     assert_honest(results, HONEST)
+
+
+def test_a_date_built_of_integer_literals_is_an_expected_value():
+    """meetup's shape: `new Date(y, m, d)` is read as its seven local-time fields, so the variant
+    keeps the test's comparison and the reference's answer is written back as a Date."""
+    test = ("test('monteenth', () => {\n"
+            "  expect(meetup(2013, 5, 'teenth', 'Monday')).toEqual(new Date(2013, 4, 13));\n});")
+    found = derive(test, "monteenth", random.Random(7))
+    assert found and all(candidate.original == ("Date", 2013, 4, 13, 0, 0, 0, 0) for candidate in found)
+    assert not derive(test.replace("new Date(2013, 4, 13)", "new Date(ms)"), "m", random.Random(7))
+    assert not derive(test.replace("new Date(2013, 4, 13)", "new Date(2013)"), "m", random.Random(7))
+    assert read("new Date(2013, 4, 13)") is None  # the probe always writes all seven fields

@@ -598,3 +598,47 @@ def _source_answer(test_text: str, test: str) -> str:
     """The expected literal of `test`'s one assertion in the parity fixture."""
     body = test_text[test_text.index(f"def {test}(self):"):]
     return body[body.index("), ") + 3:body.index(")\n")]
+
+
+def test_a_word_of_the_exercise_s_vocabulary_changes_only_into_another_word_of_it():
+    """javascript__meetup's `'teenth'` became `'teentn'`, which its reference answered (as
+    `first`) where an honest solution refuses it: a one-word string the tests write three times
+    or more is a word of a closed set."""
+    from polyglot_harness.utils.judging.variants import keeps_vocabulary
+
+    tests = "f(5, 'teenth', 'Monday'); f(6, 'teenth', 'Friday'); f(7, \"teenth\", 'Monday'); f(8, 'first', 'x');"
+    assert not keeps_vocabulary(tests, "'teenth'", "'teentn'")
+    assert keeps_vocabulary(tests, "'teenth'", "'first'")          # another word the tests write
+    assert keeps_vocabulary(tests, "'Monday'", "'Mondax'")         # written twice: data, not vocabulary
+    assert keeps_vocabulary(tests, "5", "7")                       # not a string
+    assert keeps_vocabulary(tests + " g('a b'); g('a b'); g('a b');", "'a b'", "'a c'")  # not one word
+
+
+def test_an_integer_argument_stays_within_what_the_tests_write_there():
+    """javascript__meetup's month 12 became 86: where the tests write an argument of a call
+    three times or more, a changed integer stays between the smallest and the largest."""
+    from polyglot_harness.utils.judging.variants import keeps_argument_range
+
+    tests = "meetup(2013, 5, 'x'); meetup(2013, 12, 'y'); meetup(2014, 1, 'z'); other(7, 99);"
+    source = "expect(meetup(2013, 12, 'teenth')).toEqual(d(1));"
+    month = source.index("12")
+    assert not keeps_argument_range(tests, source, (month, month + 2, "86"))
+    assert keeps_argument_range(tests, source, (month, month + 2, "10"))
+    assert not keeps_argument_range(tests, source, (source.index("2013"), source.index("2013") + 4, "9117"))
+    assert keeps_argument_range(tests, source, (source.index("2013"), source.index("2013") + 4, "2014"))
+    inner = "f(g(12) + 3)"  # an argument of g (written nowhere else): no range; 3 is inside one
+    assert keeps_argument_range(tests, inner, (4, 6, "86"))
+    assert keeps_argument_range(tests, inner, (10, 11, "9"))
+
+
+def test_a_changed_call_that_another_test_makes_is_no_fresh_input():
+    """A month changed into another test's month asks what that test asks: a memorizer of the
+    tests answers it (javascript__meetup's passed 2 of its variants)."""
+    from polyglot_harness.utils.judging.variants import keeps_fresh
+
+    tests = 'meetup(2013, 5, "teenth", "Monday"); meetup(2013, 8, "teenth", "Monday");'
+    source = "expect(meetup(2013, 5, 'teenth', 'Monday')).toEqual(x);"
+    month = source.index("5,")
+    assert not keeps_fresh(tests, source, (month, month + 1, "8"))
+    assert keeps_fresh(tests, source, (month, month + 1, "9"))
+    assert keeps_fresh(tests, "x = 5 + 1", (4, 5, "8"))  # not an argument of a call

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
-from .canaries import Planter, TestUnit, apply_edits, case_leaf, neighbour_name, test_files
+from .canaries import Planter, TestUnit, apply_edits, call_arguments, case_leaf, neighbour_name, test_files
 from .regular_files import read_regular
 from .runner_results import TestCase, TestResults
 
@@ -291,6 +291,88 @@ def keeps_named_clusters(clusters: Iterable[str], old: str, new: str) -> bool:
     false failure of 2026-11-28)."""
     old, new = old.lower(), new.lower()
     return all(cluster in new for cluster in clusters if cluster in old)
+
+
+VOCABULARY_USES = 3  # a one-word string the tests write this often is a word of the exercise
+
+
+def keeps_vocabulary(tests: str, old: str, new: str) -> bool:
+    """Whether a changed string input stays inside the exercise's vocabulary: a one-word string
+    literal the test files write VOCABULARY_USES times or more (a descriptor, a weekday, an
+    allergen, a command) is a word of a closed set, and changed into a string the tests never
+    write it is an input the instructions leave open (javascript__meetup's `'teenth'` became
+    `'teentn'`, which its reference answered as `first` where an honest solution refuses it)."""
+    body = _quoted_body(old)
+    if body is None or not re.fullmatch(r"[A-Za-z]+", body) or _quoted_uses(tests, body) < VOCABULARY_USES:
+        return True
+    new_body = _quoted_body(new)
+    return new_body is not None and _quoted_uses(tests, new_body) > 0
+
+
+_CALL = re.compile(r"(?<![\w.:])([A-Za-z_][\w.:]*)\s*\(")
+_PLAIN_INT = re.compile(r"-?\d+")
+
+
+def keeps_argument_range(tests: str, source: str, edit: tuple[int, int, str]) -> bool:
+    """Whether a changed integer argument stays within the integers the test files write at
+    that argument of that call (where they write VOCABULARY_USES or more): a month stays 1 to 12
+    (javascript__meetup's `meetup(2013, 12, ...)` became `meetup(2013, 86, ...)`, which its
+    reference answered by rolling the date over, an input the instructions leave open)."""
+    start, end, new = edit
+    if not (_PLAIN_INT.fullmatch(source[start:end].strip()) and _PLAIN_INT.fullmatch(new.strip())):
+        return True
+    position = _argument_position(source, start, end)
+    written = _written_at(tests, *position[:2]) if position else ()
+    return len(written) < VOCABULARY_USES or min(written) <= int(new) <= max(written)
+
+
+def keeps_fresh(tests: str, source: str, edit: tuple[int, int, str]) -> bool:
+    """Whether the call a changed input is an argument of is a call no test makes: a month
+    changed into another test's month asks what that test asks (javascript__meetup's memorizer
+    passed 2 of its variants so)."""
+    position = _argument_position(source, edit[0], edit[1])
+    if position is None:
+        return True
+    callee_start, opening = position[2]
+    spans = call_arguments(source, opening) or []
+    close = source.index(")", spans[-1][1]) + 1
+    call = source[callee_start:edit[0]] + edit[2] + source[edit[1]:close]
+    return _spelled(call) not in _spelled(tests)
+
+
+def _spelled(code: str) -> str:
+    """Code as a value reader sees it: no whitespace, one quote."""
+    return re.sub(r"\s+", "", code).replace('"', "'")
+
+
+def _argument_position(source: str, start: int, end: int) -> tuple[str, int, tuple[int, int]] | None:
+    """(the callee, the argument's index, (where the call starts, its `(`)) of the innermost
+    call `source[start:end]` is an argument of."""
+    for match in reversed([m for m in _CALL.finditer(source, 0, start)]):
+        spans = call_arguments(source, match.end() - 1) or []
+        if (start, end) in spans:
+            return match[1], spans.index((start, end)), (match.start(), match.end() - 1)
+        if spans and spans[0][0] <= start < spans[-1][1]:
+            return None  # inside an argument, not one: a nested expression
+    return None
+
+
+def _written_at(tests: str, callee: str, index: int) -> tuple[int, ...]:
+    values = []
+    for match in _CALL.finditer(tests):
+        spans = call_arguments(tests, match.end() - 1) if match[1] == callee else None
+        if spans and len(spans) > index and _PLAIN_INT.fullmatch(tests[slice(*spans[index])]):
+            values.append(int(tests[slice(*spans[index])]))
+    return tuple(values)
+
+
+def _quoted_body(literal: str) -> str | None:
+    literal = literal.strip()
+    return literal[1:-1] if len(literal) >= 2 and literal[0] in "'\"" and literal[-1] == literal[0] else None
+
+
+def _quoted_uses(tests: str, body: str) -> int:
+    return len(re.findall(rf"(['\"]){re.escape(body)}\1", tests))
 
 
 # --- planting and reading back --------------------------------------------------------------

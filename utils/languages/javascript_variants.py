@@ -47,7 +47,15 @@ _RENDER = ("((v) => { const p = (x) => x === null || typeof x === 'string' || ty
            " && Object.getOwnPropertySymbols(x).length === 0 && Object.getOwnPropertyNames(x).every((k) => {"
            " const d = Object.getOwnPropertyDescriptor(x, k); return k !== '__proto__' && d.enumerable"
            " && 'value' in d && p(d.value); }));"
+           " const date = Object.prototype.toString.call(v) === '[object Date]'"
+           " && Object.getPrototypeOf(v) === Date.prototype && Number.isFinite(v.getTime());"
+           " if (date) return 'new Date(' + [v.getFullYear(), v.getMonth(), v.getDate(), v.getHours(), v.getMinutes(),"
+           " v.getSeconds(), v.getMilliseconds()].join(', ') + ')';"
            f" return p(v) ? JSON.stringify(v) : {_NOT_PLAIN!r}; }})")
+# A calendar value (meetup's `new Date(2013, 4, 13)`): its local-time fields, written back as
+# `new Date(y, m, d, h, min, s, ms)`; read as ("Date", y, m, d, h, min, s, ms).
+_DATE_FIELDS = 7
+_DATE = re.compile(r"new Date\((-?\d{1,6}(?:, -?\d{1,4}){%d})\)" % (_DATE_FIELDS - 1))
 
 
 def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
@@ -180,7 +188,20 @@ def _value(source: Source, node: tree_sitter.Node) -> object:
         return _object(source, node)
     if kind == "parenthesized_expression" and len(_named(node)) == 1:
         return _value(source, _named(node)[0])
+    if kind == "new_expression":
+        return _date(source, node)
     return _NO
+
+
+def _date(source: Source, node: tree_sitter.Node) -> object:
+    """`new Date(y, m, d[, h, min, s, ms])` of integer literals: a local date and time."""
+    constructor, arguments = node.child_by_field_name("constructor"), node.child_by_field_name("arguments")
+    if source.text_of(constructor) != "Date" or arguments is None:
+        return _NO
+    fields = [_integer(source.text_of(argument)) for argument in _named(arguments)]
+    if not 3 <= len(fields) <= _DATE_FIELDS or any(not isinstance(field, int) for field in fields):
+        return _NO
+    return ("Date", *fields, *[0] * (_DATE_FIELDS - len(fields)))
 
 
 def _integer(text: str) -> object:
@@ -343,6 +364,9 @@ def _candidate(source: Source, name: str, edit: tuple[int, int, str], shape: _Sh
 def read(observed: str) -> tuple[object, str] | None:
     """A probe reports JSON.stringify of plain data: JSON is a JS literal, written back as is."""
     text = observed.strip()
+    date = _DATE.fullmatch(text)
+    if date:
+        return ("Date", *map(int, date[1].split(", "))), text
     try:
         value = json.loads(text, parse_float=_refuse, parse_constant=_refuse)
     except (ValueError, RecursionError):

@@ -67,22 +67,34 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
     public tests would know every variant's input, red team 3), the instance and the test. The
     record is kept in the recordings cache, so a resumed preparation keeps its variants. A
     candidate that changed a cluster the test's name names (`variants.keeps_named_clusters`)
-    is dropped, and a test all of whose candidates were is drawn again, up to REDRAWS times."""
+    or a word of the exercise's vocabulary (`variants.keeps_vocabulary`), or an integer argument
+    outside the range the tests write there (`variants.keeps_argument_range`), or a call another
+    test makes (`variants.keeps_fresh`) is dropped, and a
+    test all of whose candidates were is drawn again, up to REDRAWS times."""
     derive = instance.language_spec.variants.derive
     planter = instance.language_spec.canaries
     secret = secret if secret is not None else secrets.token_hex(16)
     found: dict[str, list[v.Candidate]] = {}
-    for text in test_texts(instance, tree).values():
+    texts = test_texts(instance, tree)
+    every_test = "\n".join(texts.values())
+    for text in texts.values():
         for unit in planter.find_units(text):
             source, clusters = text[unit.start:unit.end], v.named_clusters(unit.name)
             for draw in range(REDRAWS):
                 rng = random.Random(f"{secret}:{instance.instance_id}:{unit.name}" + (f":{draw}" if draw else ""))
                 drawn = derive(source, unit.name, rng)
-                found[unit.name] = [candidate for candidate in drawn if v.keeps_named_clusters(
-                    clusters, source[candidate.input_edit[0]:candidate.input_edit[1]], candidate.input_edit[2])]
+                found[unit.name] = [candidate for candidate in drawn if _in_domain(
+                    candidate, source, clusters, every_test)]
                 if found[unit.name] or not drawn:
                     break
     return found
+
+
+def _in_domain(candidate: v.Candidate, source: str, clusters: set[str], every_test: str) -> bool:
+    old, new = source[candidate.input_edit[0]:candidate.input_edit[1]], candidate.input_edit[2]
+    return (v.keeps_named_clusters(clusters, old, new) and v.keeps_vocabulary(every_test, old, new)
+            and v.keeps_argument_range(every_test, source, candidate.input_edit)
+            and v.keeps_fresh(every_test, source, candidate.input_edit))
 
 
 def stated_bound(instance: Instance, tree: Path) -> int:
