@@ -290,7 +290,8 @@ def test_js_references_pass_their_variants(js_variants_dataset, tmp_path):
     assert data["memorization_gap"]["instances"] == 0
 
 
-HONEST = ["javascript__affine-cipher", "javascript__pig-latin", "javascript__say", "javascript__variable-length-quantity"]
+HONEST = ["javascript__affine-cipher", "javascript__pig-latin", "javascript__poker", "javascript__say",
+          "javascript__variable-length-quantity"]
 
 
 @pytest.mark.docker

@@ -642,3 +642,15 @@ def test_a_changed_call_that_another_test_makes_is_no_fresh_input():
     assert not keeps_fresh(tests, source, (month, month + 1, "8"))
     assert keeps_fresh(tests, source, (month, month + 1, "9"))
     assert keeps_fresh(tests, "x = 5 + 1", (4, 5, "8"))  # not an argument of a call
+
+
+def test_a_reordered_input_keeps_its_selection():
+    """javascript__poker's reference changed the winner when the hands were reordered: an
+    answer that picks strings of the input picks the same ones after a reorder."""
+    from polyglot_harness.utils.judging.variants import keeps_selection
+
+    hands = "['4S 5S 7H 8D JC', '2S 4H 6S 4D JH', '3S 4S 5D 6H JH']"
+    assert not keeps_selection(hands, ["4S 5S 7H 8D JC"], ["3S 4S 5D 6H JH"])
+    assert keeps_selection(hands, ["4S 5S 7H 8D JC", "2S 4H 6S 4D JH"], ["2S 4H 6S 4D JH", "4S 5S 7H 8D JC"])
+    assert keeps_selection("['ab', 'cd']", ["ab"], ["xy"])  # the answer is not a selection of the input
+    assert keeps_selection("[1, 2]", 1, 2)

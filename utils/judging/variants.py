@@ -44,6 +44,7 @@ RAISES_DIFFER = "raises_differ"          # an error test whose new input the ref
 ERROR_TEST = "error_test"                # an error test: never kept (variants_recording.choose says why)
 RECORDING_FAILED = "recording_failed"    # the instance's recording raised (logged): no variant, retried on a rerun
 BEYOND_STATED = "beyond_stated_word"     # an integer of its input or answer needs a wider word than the tests' own
+SELECTION_CHANGED = "selection_changed"  # the input reordered, the answer picks other elements of it
 
 # The marker a probe's failure message carries before the observed value's repr.
 OBSERVED = "POLYGLOT-VARIANT-OBSERVED:"
@@ -364,6 +365,19 @@ def _written_at(tests: str, callee: str, index: int) -> tuple[int, ...]:
         if spans and len(spans) > index and _PLAIN_INT.fullmatch(tests[slice(*spans[index])]):
             values.append(int(tests[slice(*spans[index])]))
     return tuple(values)
+
+
+def keeps_selection(input_text: str, original: object, value: object) -> bool:
+    """Whether an answer that selects strings of the input still selects the ones its source's
+    answer selected: where both answers are lists of strings the changed input writes, the
+    change reordered or left them, and which ones win is the exercise's rule, not their order
+    (javascript__poker's reference compares high cards one way only: 6 of 34 reorders of its
+    hands changed the winner, an answer no honest solution gives)."""
+    if not (isinstance(original, list) and isinstance(value, list) and original and value):
+        return True
+    if not all(isinstance(item, str) and _quoted_uses(input_text, item) for item in original + value):
+        return True
+    return sorted(original) == sorted(value)
 
 
 def _quoted_body(literal: str) -> str | None:

@@ -144,6 +144,8 @@ def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str
     # state-of-tic-tac-toe and connect resolved on variants without solving).
     if not v.within_stated_range((candidate.input_edit[2], written), bound):
         return None, v.BEYOND_STATED
+    if not v.keeps_selection(candidate.input_edit[2], candidate.original, value):
+        return None, v.SELECTION_CHANGED
     return candidate.variant(written), v.KEPT
 
 
