@@ -470,3 +470,21 @@ def test_a_canary_reported_only_by_its_catch_sections_is_read_from_the_failed_on
 def replace_outcome(case: TestCase) -> TestCase:
     from dataclasses import replace
     return replace(case, outcome=PASSED)
+
+
+def test_which_drawn_name_the_real_test_gets_is_a_coin(tmp_path: Path):
+    """In a file of one test, the second name drawn runs longer (`neighbour_name` runs out of
+    pairs); when the real test always took the first, its name told it from its copy (red team
+    9: go__wordy's real test was TestAnswerAnswer in 30 of 30 plantings, and a Go solution
+    reading the test table from memory chose by that)."""
+    import secrets
+
+    from polyglot_harness.utils.judging.canaries import plant
+
+    text = "package w\n\nimport \"testing\"\n\nfunc TestAnswer(t *testing.T) {\n\tif Answer(2) != 5 {\n\t\tt.Fatalf(\"got %d, want %d\", Answer(2), 5)\n\t}\n}\n"
+    longer_real = 0
+    for _ in range(40):
+        (tmp_path / "w_test.go").write_text(text)
+        (canary,) = plant(tmp_path, go.PLANTER, matches_any, None, None, secrets.SystemRandom())
+        longer_real += len(canary.hidden_name) > len(canary.name)
+    assert 6 <= longer_real <= 34, longer_real  # a coin: P(outside) < 1e-5

@@ -771,6 +771,12 @@ def _canary(planter: Planter, context: ValueContext, assertion: Assertion | None
     unit, text = context.unit, context.text
     hidden = namer.fresh()
     name = namer.fresh() if planter.mutator else ""  # without a renamer: the upstream name
+    if name and rng.random() < 0.5:
+        # Which drawn name the real test gets is a coin: names drawn later run longer in a small
+        # file (`neighbour_name`), so the first drawn always going to the real test named it
+        # (red team 9: go__wordy's real test was TestAnswerAnswer, its copy TestAnswerAnswerAnswer,
+        # 30 of 30 plantings; a Go solution reading the test table from memory chose by that).
+        hidden, name = name, hidden
     expected, actual = rng.sample(range(10_000, 99_999), 2)
     if assertion is None:
         failure = planter.fallback_failure(expected, actual) if planter.fallback_failure else ""
