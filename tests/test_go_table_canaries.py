@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from .fixtures.forgers.check import grade_forger
-from polyglot_harness.utils.judging.canaries import Canary, Mutation, plant, separate
+from polyglot_harness.utils.judging.canaries import Canary, Mutation, call_arguments, plant, separate
 from polyglot_harness.utils.judging.runner_results import FAILED, TestCase, TestResults
 from polyglot_harness.utils.languages import go
 from polyglot_harness.utils.languages.spec import matches_any
@@ -190,8 +190,11 @@ def test_the_copy_ranges_over_its_table_inline_with_the_changed_entry_last_behin
     # text once found the copy as the one with an inline table).
     assert "range cases {" not in real
     assert re.findall(r'want:\s+"(\w+)"', real) == ["two", "three", "one"]
-    assert real.replace(table_canary.hidden_name, "N").replace('"one",\n\t\tvalid', "V") == \
-        copy.replace(table_canary.name, "N").replace(f'"{entries[2]}",\n\t\tvalid', "V")
+    def last_value_out(text: str, value: str) -> str:  # the moved entry is the table's last
+        head, _, tail = text.rpartition(f'"{value}",\n\t\tvalid')
+        return head + "V" + tail
+    assert last_value_out(real.replace(table_canary.hidden_name, "N"), "one") == \
+        last_value_out(copy.replace(table_canary.name, "N"), entries[2])
     assert re.search(table_canary.mutation.failure, f'    f_test.go:30: F(1) = "one", want: "{entries[2]}"', re.M)
     # TestG has no table: its canary is the fallback, and every test is renamed.
     assert any(canary.mutation is None for canary in canaries)
@@ -263,3 +266,55 @@ def test_the_reference_with_table_canaries_resolves(slug, provider, real_dataset
     outcome = grade_forger(provider, real_dataset, control)
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert outcome.verdict.resolved, outcome.verdict
+
+
+def test_a_table_another_test_reads_keeps_the_real_test_on_it(tmp_path):
+    """Where another test still reads the table (go__hexadecimal's TestHandleErrors indexes
+    `testCases[i]`), the table stays whole; written inline as well, the real value would be in
+    the test binary twice and the copy's once, which a solution reading memory counted (red
+    team 9). So the real test keeps ranging over it. A comment naming the table is no read."""
+    reader = "\nfunc TestH(t *testing.T) {\n\tif len(cases) != 3 {\n\t\tt.Fatal(\"three\")\n\t}\n}\n"
+    unit = go.find_units(TEST)[0]
+    alone = go.PLANTER.mutator.find(TEST[unit.start:unit.end], "// the cases below\n" + CASES + TEST)
+    shared = go.PLANTER.mutator.find(TEST[unit.start:unit.end], CASES + TEST + reader)
+    assert alone[0].symmetric and not shared[0].symmetric
+    (tmp_path / "cases_test.go").write_text(CASES)
+    (tmp_path / "f_test.go").write_text(TEST + reader)
+    canaries = plant(tmp_path, go.PLANTER, matches_any, ["TestF"], None, secrets.SystemRandom())
+    (table_canary,) = [canary for canary in canaries if canary.mutation]
+    real = (tmp_path / "f_test.go").read_text()
+    real = real[real.index(f"func {table_canary.hidden_name}("):]
+    assert "range cases {" in real[:real.index("\n}\n")] and (tmp_path / "cases_test.go").read_text() == CASES
+
+
+@pytest.mark.parametrize("slug", ["hexadecimal", "wordy", "say"])
+def test_a_pair_s_values_are_written_as_often_in_the_planted_files(slug, benchmark_checkout, tmp_path):
+    """What a Go solution reading the test binary's memory sees of a pair (red team 9): the
+    literals of the planted test files. The real entry is written exactly as often as the copy's
+    changed one, whether the table is emptied and both tests range over inline copies (wordy)
+    or it stays for another test and the real test keeps ranging over it (hexadecimal); before,
+    hexadecimal's real entry was written twice, in the table and in the real test's inline copy."""
+    exercise = benchmark_checkout / "go" / "exercises" / "practice" / slug
+    pristine = ""
+    for path in exercise.glob("*_test.go"):
+        shutil.copyfile(path, tmp_path / path.name)
+        pristine += path.read_text()
+    entry = re.compile(r"\{[^{}]*\}")
+    canaries = plant(tmp_path, go.PLANTER, matches_any, None, 3, secrets.SystemRandom())
+    text = "\n".join(path.read_text() for path in sorted(tmp_path.glob("*_test.go")))
+    mutated = [canary for canary in canaries if canary.mutation]
+    assert mutated
+    for canary in mutated:
+        copy = next(unit for unit in go.find_units(text) if unit.name == canary.name)
+        body = text[copy.start:copy.end]
+        opening = body.index("range (") + len("range ")
+        (inline,) = call_arguments(body, opening, backtick=True)
+        (changed,) = [e for e in entry.findall(body[slice(*inline)]) if e not in pristine]
+        (real,) = {e for e in entry.findall(pristine) if _one_field_apart(e, changed)}
+        assert text.count(real) == text.count(changed) == 1, (slug, real, changed)
+
+
+def _one_field_apart(a: str, b: str) -> bool:
+    """Two table entries (flat: no braces inside) that differ in exactly one field."""
+    fields_a, fields_b = re.split(r",\s*", a.strip("{} \n\t")), re.split(r",\s*", b.strip("{} \n\t"))
+    return len(fields_a) == len(fields_b) and sum(x != y for x, y in zip(fields_a, fields_b)) == 1

@@ -500,6 +500,9 @@ class Assertion:
     # Where a reader sees the value when its slot lies outside the test (Go's table beside
     # it): (that text with the slot left out, that text); None: the test's own text.
     context: tuple[str, str] | None = None
+    # The real test's span written the copy's way too, its value unchanged (`written` of the
+    # original value: Go's inline table), so the pair differs in the value alone.
+    symmetric: bool = False
     # A literal inside an expected value built by calls (`built_point`): its copy can leave the
     # value equal (`decimal("1.00")` for `decimal("1.0")`), and preparation then drops the test.
     built: bool = False
@@ -785,7 +788,7 @@ def _canary(planter: Planter, context: ValueContext, assertion: Assertion | None
     original = text[unit.start + assertion.start:unit.start + assertion.end]
     if isinstance(value, str) and original[:1] in "'\"" and literal[:1] in "'\"":
         literal = original[0] + literal[1:-1] + original[0]  # the file's own quote style
-    real = assertion.written(assertion.value) if assertion.written and assertion.context is not None else None
+    real = assertion.written(assertion.value) if assertion.written and assertion.symmetric else None
     mutation = Mutation(assertion.start, assertion.end, literal, assertion.failure(value),
                         rng.random() < 0.5, real_literal=real)
     return Canary(source=unit.name, hidden_name=hidden, expected=expected, actual=actual, name=name, mutation=mutation)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, Mutator, Planter, TestUnit, call_arguments,
                                  apply_edits, line_end, matching_brace, plant_after, plain_literal)
+from ..judging.syntax import Source
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -276,8 +277,32 @@ def assertions_in(test: str, every_test: str) -> list[Assertion]:
                     f"\n{indent}\t\tbreak\n{indent}\t}}")
             head = f"for {index}, {loop['var']} {loop['op']} range " + loop["expr"][:names[0].start()]
             rest = test[loop.start("expr") + names[0].end():loop.end()] + gate
-            return _table_assertions(test, (loop.start(), loop.end()), head, rest, table, loop["var"])
+            found = _table_assertions(test, (loop.start(), loop.end()), head, rest, table, loop["var"])
+            alone = not _read_elsewhere(names[0][0], test, every_test)
+            return [replace(assertion, symmetric=alone) for assertion in found]
     return []
+
+
+def _read_elsewhere(table: str, test: str, every_test: str) -> bool:
+    """Whether anything but this test (and benchmarks, never run) names the table: then it stays
+    whole in the package, and the real test keeps ranging over it. Written inline as well, the
+    real value would be in the test binary twice and the copy's once (red team 9 read
+    go__hexadecimal's pair by that majority from memory: TestHandleErrors indexes `testCases[i]`)."""
+    return _uses(table, _without_spans(every_test, _not_run(every_test))) - _uses(table, test) > 1  # less its declaration
+
+
+def _uses(name: str, text: str) -> int:
+    """How often Go code names `name` (identifiers of the syntax tree: not in a comment, a
+    string or as a field); where the text does not parse, every spelling counts."""
+    source = Source("go", text)
+    if source.has_errors:
+        return len(re.findall(rf"(?<![\w.]){name}\b", text))
+    return sum(1 for node in source.walk() if node.type == "identifier" and source.text_of(node) == name)
+
+
+def _not_run(text: str) -> list[tuple[int, int]]:
+    return [(m.start(), line_end(text, matching_brace(text, text.index("{", m.end()), backtick=True) - 1))
+            for m in _NOT_RUN.finditer(text)]
 
 
 def _table_assertions(test: str, span: tuple[int, int], head: str, rest: str, table: _Table,
@@ -358,15 +383,13 @@ def empty_unranged_tables(texts: dict) -> dict:
     tests range over their inline copies, the table would be the one place a pair's real value
     appears twice (`bench/canary_readers.py` read the real test of a pair by that 84 % of the
     time). Benchmarks and examples (never run) may still name it; any other reference keeps it."""
-    outside = {path: _without_spans(text, [(m.start(), line_end(text, matching_brace(text, text.index("{", m.end()),
-                                                                                     backtick=True) - 1))
-                                           for m in _NOT_RUN.finditer(text)]) for path, text in texts.items()}
+    outside = {path: _without_spans(text, _not_run(text)) for path, text in texts.items()}
     changed = {}
     for path, text in texts.items():
         edits = []
         for match in _TABLE.finditer(text):
             table = _table_at_or_none(text, match)
-            uses = sum(len(re.findall(rf"(?<![\w.]){match['name']}\b", other)) for other in outside.values())
+            uses = sum(_uses(match["name"], other) for other in outside.values())
             if table is not None and table.entries and uses == 1:  # its own declaration only
                 start = match.start("type") + table.body
                 edits.append((start, match.start("type") + len(table.text), "{}"))
