@@ -87,7 +87,7 @@ def language_images(docker_client, image_settings) -> dict[str, str]:
 def sample_dataset(tmp_path_factory, language_images) -> Path:
     """The bundled samples prepared into a fresh dataset directory, expected tests recorded
     from each reference solution's real run (so grading requires every one of them)."""
-    from polyglot_harness.utils.prepare import main as prepare_main
+    from polyglot_harness.utils.prepare.cli import main as prepare_main
 
     output = tmp_path_factory.mktemp("dataset") / "polyglot"
     assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output)]) == 0
@@ -151,7 +151,7 @@ def benchmark_checkout() -> Path:
 
 @pytest.fixture(scope="session")
 def real_dataset(benchmark_checkout, tmp_path_factory, language_images) -> Path:
-    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.prepare.dataset import prepare_dataset
 
     reuse = _reused_gate_dataset()
     if reuse is not None:

@@ -114,7 +114,7 @@ def test_default_preparation_writes_nothing_inside_the_checkout_but_the_metadata
     assert tree_files(checkout) - before == {METADATA_FILENAME}
     link = checkout / METADATA_FILENAME
     assert link.is_symlink() and link.resolve() == (dataset / METADATA_FILENAME).resolve()
-    probe = ("from evals.polyglot.utils.settings import checked, run_config\n"
+    probe = ("from evals.polyglot.utils.run.settings import checked, run_config\n"
              f"print(run_config(checked({{'dataset_path': {str(link)!r}}})).dataset)")
     completed = run_in(host, "-c", probe)
     assert completed.returncode == 0, completed.stderr

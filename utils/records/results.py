@@ -5,12 +5,12 @@ try files) is utils/records/run_dir.py's, the one owner of the run directory; lo
 and scoring it once is utils/records/loaded_run.py's.
 A run with --tries 2 (Aider's two-try protocol, utils/pipeline/instance.py) keeps each earlier
 try's files under try names (run_dir.try_files); the plain names hold the last try's.
-A run with --attempts K > 1 (independent agent runs of each instance, utils/run.py) keeps each
+A run with --attempts K > 1 (independent agent runs of each instance, utils/run/attempts.py) keeps each
 attempt's own result and files (run_dir.RunDirectory.attempt); the instance's result file keeps
 attempt 1's keys at its top level and lists every attempt under `attempt_results`, and the
 run report adds the estimators of utils/records/estimators.py (RunReport.attempts_json).
 A staged run (--stages) adds `stages`, `ended_at_stage` and `ended_because` to the run report:
-utils/pipeline/stages.py documents them.
+utils/run/stages.py documents them.
 Buckets and reasons: utils/outcomes.py.
 """
 
@@ -350,7 +350,7 @@ class RunReport:
     @property
     def success_rate_sum(self) -> Fraction:
         """The instances' success rates (successes / attempts) summed, exactly: the numerator of
-        accuracy_score, and of a stage's accuracy (utils/pipeline/stages.py)."""
+        accuracy_score, and of a stage's accuracy (utils/run/stages.py)."""
         return sum((Fraction(item.successes, item.attempts) for row in self.attempt_counts.values()
                     for item in row.values()), Fraction(0))
 
