@@ -10,7 +10,9 @@ import pytest
 
 from bench.prepare_speed import write_synthetic_exercise
 from polyglot_harness.utils.prepare.dataset import prepare_dataset
-from polyglot_harness.utils.records.dataset import METADATA_FILENAME, DatasetError, MetadataEntry, load_dataset
+from polyglot_harness.utils.outcomes import GradingMode
+from polyglot_harness.utils.records.dataset import (METADATA_FILENAME, DatasetError, MetadataEntry, MetadataEntryError,
+                                                  load_dataset)
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "samples"
 # Keys a metadata file had to hold before MetadataEntry; an entry lacking one is refused.
@@ -101,3 +103,12 @@ def test_a_reference_run_fills_the_recorded_keys_and_a_failed_one_leaves_them_nu
     assert {key: value for key, value in with_reference_run(unrecorded, failed).to_json().items()
             if key in ("expected_tests", "expected_skips", "stub_passes", "canary_sources")} == dict.fromkeys(
         ("expected_tests", "expected_skips", "stub_passes", "canary_sources"))
+
+
+def test_grading_mode_is_read_as_the_vocabulary_and_an_unknown_one_refused():
+    loaded = MetadataEntry.from_json({**RECORDED, "grading_mode": "build_only"})
+    assert loaded.grading_mode is GradingMode.BUILD_ONLY and loaded.to_json()["grading_mode"] == "build_only"
+    assert MetadataEntry.from_json({key: value for key, value in RECORDED.items() if key != "grading_mode"}
+                                   ).grading_mode is GradingMode.TESTS
+    with pytest.raises(MetadataEntryError, match=r"grading_mode 'quiz' \(known: tests, build_only\)"):
+        MetadataEntry.from_json({**RECORDED, "grading_mode": "quiz"})

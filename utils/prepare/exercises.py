@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
 from ..languages import LANGUAGES, ExerciseNameError, LanguageSpec, get_language
+from ..outcomes import GradingMode
 from ..records.dataset import (AGENT_REPO_DIRNAME, GRADING_REPO_DIRNAME, METADATA_FILENAME, MetadataEntry,
                                instance_id_for, instance_repos_relpath, reference_relpath)
 from ..records.instance_repo import RepoFile, new_files_patch, write_instance_repos, write_worktree
@@ -348,8 +348,8 @@ def metadata_entry(plan: InstancePlan, base_commit: str, test_commit: str, test_
 SKIP_TESTS_MARKER = ".meta/.skip_tests"
 
 
-def grading_mode(exercise: Exercise) -> str:
-    return GRADING_BUILD_ONLY if SKIP_TESTS_MARKER in exercise.files else GRADING_TESTS
+def grading_mode(exercise: Exercise) -> GradingMode:
+    return GradingMode.BUILD_ONLY if SKIP_TESTS_MARKER in exercise.files else GradingMode.TESTS
 
 
 def _utf8(exercise: Exercise, repo_file: RepoFile) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from ..checkout import DATA_HOME
 from ..judging.variants import RECORDING_FAILED
-from ..judging.verdict import GRADING_BUILD_ONLY
+from ..outcomes import GradingMode
 from ..records.dataset import MetadataEntry
 from .exercises import write_metadata
 
@@ -198,10 +198,10 @@ def _log_recording(runs: Mapping[str, ReferenceRun], entries: list[MetadataEntry
     if stub_passes:
         log(f"{len(stub_passes)} instance(s) resolve with the untouched stub (stub_passes): {', '.join(stub_passes)}")
     without_canaries = sorted(entry.instance_id for entry in entries
-                              if entry.grading_mode != GRADING_BUILD_ONLY and entry.canary_sources == ())
+                              if entry.grading_mode != GradingMode.BUILD_ONLY and entry.canary_sources == ())
     if without_canaries:
         log(f"warning: {len(without_canaries)} instance(s) have no test that can carry a canary (their verdicts "
             f"rest on the runner's report alone): {', '.join(without_canaries)}")
-    build_only = sorted(entry.instance_id for entry in entries if entry.grading_mode == GRADING_BUILD_ONLY)
+    build_only = sorted(entry.instance_id for entry in entries if entry.grading_mode == GradingMode.BUILD_ONLY)
     if build_only:
         log(f"{len(build_only)} build-only instance(s) (test-writing, no tests to run): {', '.join(build_only)}")
