@@ -35,6 +35,7 @@ from polyglot_harness.utils.seam.image_settings import ImageSettings
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.backends.docker.provider import LABEL_PID, DockerProvider, list_run_containers, process_alive
 from polyglot_harness.utils.pipeline.pools import Sandboxes
+from polyglot_harness.utils.seam import registry
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "samples"
@@ -43,6 +44,10 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 BENCHMARK_TARBALL = PROJECT_ROOT.parent / "shared" / "data" / "polyglot-benchmark-7e0611e.tar.gz"
 BENCHMARK_SHA256 = "e9e6cdcbde4aaae8cfd6c7738dfb2e8c84985e778e5c936f64afe26e9668ddfd"
 GATE_WORKERS = int(os.environ.get("POLYGLOT_GATE_WORKERS", "2"))
+
+# The fake backend (tests/fake_backend/) is the tests' own, never a backend users pick: registered
+# here, for this session, by its module path.
+registry.BACKENDS.setdefault("fake", f"{__package__}.fake_backend")
 
 
 @pytest.fixture(scope="session")

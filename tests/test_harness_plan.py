@@ -15,7 +15,7 @@ from polyglot_harness.utils.run.plan import plan_run
 from polyglot_harness.utils.run.settings import RunConfig
 from polyglot_harness.utils.seam import registry as sandbox_registry
 from .conftest import IN_CI, SAMPLES_DIR
-from polyglot_harness.utils.backends.fake.provider import FakeProvider
+from .fake_backend.provider import FakeProvider
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,8 @@ def fake_backend(monkeypatch):
         providers.append(FakeProvider())
         return providers[-1]
 
-    monkeypatch.setitem(sandbox_registry.BACKENDS, "fake", "polyglot_harness.utils.backends.fake.provider")
-    monkeypatch.setattr("polyglot_harness.utils.backends.fake.provider.open_provider", open_fake)
+    monkeypatch.setitem(sandbox_registry.BACKENDS, "fake", f"{__package__}.fake_backend.provider")
+    monkeypatch.setattr(f"{__package__}.fake_backend.provider.open_provider", open_fake)
     yield providers
     for provider in providers:
         provider.remove()
