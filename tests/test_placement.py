@@ -47,7 +47,7 @@ def test_the_entry_points_run_as_a_subpackage_beside_the_hosts_own_utils_agent_t
     completed = run_in(host, "-c", probe)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.split() == ["host", "utils", "host", "agent", "host", "tests",
-                                        "evals.polyglot.utils.run"]
+                                        "evals.polyglot.utils.run.flow"]
 
 
 def test_a_dataset_prepared_from_inside_a_host_repository(tmp_path):
@@ -90,7 +90,7 @@ def test_standalone_script_and_import_beside_it_still_work():
     completed = run_in(PROJECT_ROOT, "-c", "from harness import harness; from report import report; "
                                            "print(harness.__module__)")
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.strip() == "polyglot_harness.utils.run"
+    assert completed.stdout.strip() == "polyglot_harness.utils.run.flow"
 
 
 def tree_files(root: Path) -> set[str]:
