@@ -14,8 +14,6 @@ from .exercises import CheckoutError
 
 
 DEFAULT_BENCHMARK_URL = "https://github.com/Aider-AI/polyglot-benchmark"
-
-
 CLONE_TIMEOUT_S = 900
 
 

@@ -22,9 +22,24 @@ from ..outcomes import GradingMode
 from ..records.dataset import MetadataEntry
 from .exercises import write_metadata
 
-
 if TYPE_CHECKING:  # grading reference runs needs Docker: imported only to record expected tests
     from ..pipeline.expected_tests import ReferenceRun
+
+# What a dataset prepared with --fast lacks, in the words of --help and the log.
+FAST_COSTS = ("grading then runs without the checks that need a reference run: expected_tests (every test the "
+              "reference ran must run and pass: a solution that ends the run early can resolve) and canaries "
+              "(no mutated copies of real tests are planted: a forged report is not caught); stub verdicts "
+              "(stub_passes) stay unknown. Skips upstream intends (jest's test.skip) are still known, from the "
+              "test files")
+# Beside every checkout's data folder (utils/checkout.py): shared by checkouts and their copies in
+# host repositories, outside all of them. One file per instance and input key.
+RECORDINGS_DIR = DATA_HOME.parent / "recordings"
+PROGRESS_EVERY = 10  # a progress line per this many recorded instances (and the last)
+# Seconds one reference + stub grading takes per language on one core of a quiet machine: the
+# split between languages follows their build costs; the sum is the ~10 minutes the gate's
+# preparation of all 225 takes on a quiet 2-core machine. The estimate divides by the workers that
+# can run at once; the progress lines then give the time left at the rate measured.
+SECONDS_PER_INSTANCE = {"cpp": 10.0, "go": 4.0, "java": 7.0, "javascript": 4.0, "python": 2.0, "rust": 7.0}
 
 
 def record_references(staging_dir: Path, entries: list[MetadataEntry], workers: int,
@@ -45,29 +60,6 @@ def record_references(staging_dir: Path, entries: list[MetadataEntry], workers: 
     recorded = [with_reference_run(entry, runs[entry.instance_id]) for entry in entries]
     write_metadata(staging_dir, recorded)
     _log_recording(runs, recorded, log)
-
-
-# What a dataset prepared with --fast lacks, in the words of --help and the log.
-FAST_COSTS = ("grading then runs without the checks that need a reference run: expected_tests (every test the "
-              "reference ran must run and pass: a solution that ends the run early can resolve) and canaries "
-              "(no mutated copies of real tests are planted: a forged report is not caught); stub verdicts "
-              "(stub_passes) stay unknown. Skips upstream intends (jest's test.skip) are still known, from the "
-              "test files")
-
-
-# Beside every checkout's data folder (utils/checkout.py): shared by checkouts and their copies in
-# host repositories, outside all of them. One file per instance and input key.
-RECORDINGS_DIR = DATA_HOME.parent / "recordings"
-
-
-PROGRESS_EVERY = 10  # a progress line per this many recorded instances (and the last)
-
-
-# Seconds one reference + stub grading takes per language on one core of a quiet machine: the
-# split between languages follows their build costs; the sum is the ~10 minutes the gate's
-# preparation of all 225 takes on a quiet 2-core machine. The estimate divides by the workers that
-# can run at once; the progress lines then give the time left at the rate measured.
-SECONDS_PER_INSTANCE = {"cpp": 10.0, "go": 4.0, "java": 7.0, "javascript": 4.0, "python": 2.0, "rust": 7.0}
 
 
 def recording_key(entry: MetadataEntry) -> str:
