@@ -205,12 +205,12 @@ def test_the_page_is_its_asset_files_filled_in_when_rendered(tmp_path: Path, mon
     """The document, style and script are files beside html.py (assets/), read at each render:
     an edited asset shows in the next page, and every placeholder of the document is filled."""
     page = render_page({"title": "<t>"}, [{"patch": ATTACK}])
-    for name in ("report.css", "report.js"):
+    for name in ("page.css", "page.js"):
         assert html_view.asset(name) in page
     assert not re.search(r"%[A-Z]+%", page) and "<title>&lt;t&gt;</title>" in page
-    for name in ("report.html", "report.css", "report.js"):
+    for name in ("page.html", "page.css", "page.js"):
         (tmp_path / name).write_text(html_view.asset(name), encoding="utf-8")
-    (tmp_path / "report.css").write_text("h1{color:#123456}", encoding="utf-8")
+    (tmp_path / "page.css").write_text("h1{color:#123456}", encoding="utf-8")
     monkeypatch.setattr(html_view, "ASSETS_DIR", tmp_path)
     assert "<style>h1{color:#123456}</style>" in render_page({"title": "t"}, [])
 

@@ -53,7 +53,7 @@ from ..records.results import InstanceResult, TryRecord
 from ..records.run_dir import REPORT_HTML_FILE, InstanceFiles, is_plain_file_name
 
 MAX_TEXT_CHARS = 200_000  # per transcript / test output / patch: a runaway agent must not make a 1 GB page
-ASSETS_DIR = Path(__file__).resolve().parent / "assets"  # report.html, report.css, report.js
+ASSETS_DIR = Path(__file__).resolve().parent / "assets"  # page.html, page.css, page.js
 NOT_PASSED_LIST_CAP = 50  # InstanceResult.failed_tests holds at most the first 50 names
 
 
@@ -306,9 +306,9 @@ def render_page(page: Mapping[str, Any], details: list[Mapping[str, Any]]) -> st
     (from assets/)."""
     detail_blocks = "\n".join(f'<script type="application/json" id="detail-{index}">{embed_json(detail)}</script>'
                               for index, detail in enumerate(details))
-    return (asset("report.html").replace("%TITLE%", html.escape(str(page.get("title", "report"))))
+    return (asset("page.html").replace("%TITLE%", html.escape(str(page.get("title", "report"))))
             .replace("%PAGE%", embed_json(page)).replace("%DETAILS%", detail_blocks)
-            .replace("%CSS%", asset("report.css")).replace("%SCRIPT%", asset("report.js")))
+            .replace("%CSS%", asset("page.css")).replace("%SCRIPT%", asset("page.js")))
 
 
 def asset(name: str) -> str:
