@@ -1,5 +1,5 @@
 """Prepare the benchmark: exercises -> instance repos + metadata JSON; the CLI
-(`python prepare_polyglot_dataset.py --help`) and `prepare_dataset` (utils/prepare.py)."""
+(`python prepare_polyglot_dataset.py --help`) and `prepare_dataset` (utils/prepare/)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ if not __package__:  # run from the checkout (python prepare_polyglot_dataset.py
 
 import sys
 
-from .utils.prepare import main, prepare_dataset  # noqa: F401 - the API
+from .utils.prepare.cli import main  # noqa: F401 - the API
+from .utils.prepare.dataset import prepare_dataset  # noqa: F401 - the API
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -36,7 +36,7 @@ sys.path.insert(0, str(PROJECT_ROOT))
 os.environ["POLYGLOT_HARNESS_HOME"] = tempfile.mkdtemp(prefix="citime-home-")
 
 import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
-from polyglot_harness.utils import prepare  # noqa: E402
+from polyglot_harness.utils.prepare import dataset as prepare  # noqa: E402
 from polyglot_harness.utils.pipeline import expected_tests, pools, variant_recording  # noqa: E402
 
 BENCHMARK = Path("/work/data/polyglot-benchmark")
@@ -155,7 +155,7 @@ def _instrument() -> None:
     pools.Sandboxes.start = timed_start
     expected_tests._grade_patch = timed_grade_patch
     variant_recording._grade = timed_variant_grade
-    prepare._record_expected_tests = timed_stage("recording", prepare._record_expected_tests)
+    prepare.record_references = timed_stage("recording", prepare.record_references)
 
 
 def _cpu_seconds() -> float:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
-from polyglot_harness.utils.evaluate import Evaluator, Task  # noqa: E402
+from polyglot_harness.utils.run.evaluate import Evaluator, Task  # noqa: E402
 from polyglot_harness.utils.records.dataset import load_dataset  # noqa: E402
 
 

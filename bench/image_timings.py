@@ -26,7 +26,7 @@ import docker
 import docker.errors
 
 import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
-from polyglot_harness.utils.seam.agent import prepare_agent
+from polyglot_harness.utils.agents.prepare import prepare_agent
 from polyglot_harness.utils.backends.docker.images import (IMAGE_REPOSITORY, ensure_agent_image, ensure_base_image,
                                                            ensure_common_image, ensure_language_image)
 from polyglot_harness.utils.seam.errors import ImageError

@@ -125,7 +125,7 @@ def write_synthetic_exercise(root: Path, language: str, slug: str) -> Path:
 
 def main() -> int:
     import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
-    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.prepare.dataset import prepare_dataset
 
     parser = argparse.ArgumentParser(description="Time prepare_polyglot_dataset on a synthetic 225-exercise checkout.")
     parser.add_argument("--workers", type=int, default=None)

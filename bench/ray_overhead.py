@@ -51,7 +51,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="polyglot-bench-ray-") as workdir:
         dataset = args.dataset
         if dataset is None:
-            from polyglot_harness.utils.prepare import main as prepare_main
+            from polyglot_harness.utils.prepare.cli import main as prepare_main
 
             dataset = Path(workdir) / "samples"
             prepare_main(["--benchmark_dir", str(PROJECT_ROOT / "samples"), "--output_dir", str(dataset)])

@@ -55,9 +55,10 @@ from bench.image_timings import (agent_layer_timings, cold_builds, cold_image_ta
                                  warn_cold)
 from bench.overhead import PHASES, InstanceOverhead, PhaseRecorder, run_noop_grading
 from bench.table import render, spread
-from polyglot_harness.utils.run import HarnessError, _default_limits, harness
-from polyglot_harness.utils.settings import DEFAULT_DISK
-from polyglot_harness.utils.seam.agent import AgentPatchError
+from polyglot_harness.utils.run import HarnessError, harness
+from polyglot_harness.utils.run.provision import default_limits
+from polyglot_harness.utils.run.settings import DEFAULT_DISK
+from polyglot_harness.utils.agents.prepare import AgentPatchError
 from polyglot_harness.utils.records.dataset import DatasetError, Instance, load_dataset, select_instances
 from polyglot_harness.utils.backends.docker.engine import EngineError, ensure_engine
 from polyglot_harness.utils.backends.docker.images import docker_client, ensure_language_image
@@ -124,7 +125,7 @@ def measure_overhead(client, instances: list[Instance], images: dict[str, str], 
         log(f"overhead: no-op grading over {len(instances)} instance(s)")
         patches = {instance_id: result.model_patch for instance_id, result in oracle.items()}
         grading_seconds = run_noop_grading(client, instances, patches, images, workers,
-                                           _default_limits(workers, None, None, 2048, DEFAULT_DISK), run_id, recorder)
+                                           default_limits(workers, None, None, 2048, DEFAULT_DISK), run_id, recorder)
     return [InstanceOverhead(instance.instance_id, instance.language,
                              recorder.phases_of("agent", instance.instance_id,
                                                 null_results[instance.instance_id].seconds.total or 0.0),

@@ -2,7 +2,7 @@
 
     python3 bench/source_policy.py [--benchmark_dir DIR]   (default: ../shared/data's tarball)
 
-Each exercise is read the way preparation reads it (utils/prepare.py: the stub, the hidden
+Each exercise is read the way preparation reads it (utils/prepare/exercises.py: the stub, the hidden
 tests, the reference at the paths it replaces) and its files are checked the way grading
 checks a patch's kept files (utils/judging/source_policy.refusals). Corpora:
 
@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
 from polyglot_harness.utils.judging.source_policy import ExerciseSources, Violation, refusals  # noqa: E402
 from polyglot_harness.utils.languages import LANGUAGES  # noqa: E402
-from polyglot_harness.utils.prepare import discover_exercises, plan_instance, read_exercise  # noqa: E402
+from polyglot_harness.utils.prepare.exercises import discover_exercises, plan_instance, read_exercise  # noqa: E402
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 TARBALL = CHECKOUT.parent / "shared" / "data" / "polyglot-benchmark-7e0611e.tar.gz"

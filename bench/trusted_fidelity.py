@@ -37,7 +37,7 @@ from polyglot_harness.utils.languages import LANGUAGES, LanguageSpec  # noqa: E4
 from polyglot_harness.utils.pipeline.expected_tests import reference_patch  # noqa: E402
 from polyglot_harness.utils.pipeline.grading import GradingOutcome, GradingRequest, grade  # noqa: E402
 from polyglot_harness.utils.pipeline.pools import Sandboxes  # noqa: E402
-from polyglot_harness.utils.prepare import prepare_dataset  # noqa: E402
+from polyglot_harness.utils.prepare.dataset import prepare_dataset  # noqa: E402
 from polyglot_harness.utils.records.dataset import Instance, load_dataset  # noqa: E402
 from polyglot_harness.utils.records.instance_repo import checkout_commit  # noqa: E402
 from polyglot_harness.utils.seam.image_settings import ImageSettings  # noqa: E402

@@ -126,7 +126,7 @@ def summary(rows: list[dict]) -> None:
 def ensure_dataset(dataset: Path) -> None:
     if (dataset / "polyglot_benchmark_metadata.json").is_file():
         return
-    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.prepare.dataset import prepare_dataset
 
     with tempfile.TemporaryDirectory() as workdir:
         with tarfile.open(BENCHMARK) as archive:

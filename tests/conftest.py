@@ -35,6 +35,7 @@ from polyglot_harness.utils.seam.image_settings import ImageSettings
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.backends.docker.provider import LABEL_PID, DockerProvider, list_run_containers, process_alive
 from polyglot_harness.utils.pipeline.pools import Sandboxes
+from polyglot_harness.utils.seam import registry
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = PROJECT_ROOT / "samples"
@@ -43,6 +44,10 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 BENCHMARK_TARBALL = PROJECT_ROOT.parent / "shared" / "data" / "polyglot-benchmark-7e0611e.tar.gz"
 BENCHMARK_SHA256 = "e9e6cdcbde4aaae8cfd6c7738dfb2e8c84985e778e5c936f64afe26e9668ddfd"
 GATE_WORKERS = int(os.environ.get("POLYGLOT_GATE_WORKERS", "2"))
+
+# The fake backend (tests/fake_backend/) is the tests' own, never a backend users pick: registered
+# here, for this session, by its module path.
+registry.BACKENDS.setdefault("fake", f"{__package__}.fake_backend")
 
 
 @pytest.fixture(scope="session")
@@ -87,7 +92,7 @@ def language_images(docker_client, image_settings) -> dict[str, str]:
 def sample_dataset(tmp_path_factory, language_images) -> Path:
     """The bundled samples prepared into a fresh dataset directory, expected tests recorded
     from each reference solution's real run (so grading requires every one of them)."""
-    from polyglot_harness.utils.prepare import main as prepare_main
+    from polyglot_harness.utils.prepare.cli import main as prepare_main
 
     output = tmp_path_factory.mktemp("dataset") / "polyglot"
     assert prepare_main(["--benchmark_dir", str(SAMPLES_DIR), "--output_dir", str(output)]) == 0
@@ -151,7 +156,7 @@ def benchmark_checkout() -> Path:
 
 @pytest.fixture(scope="session")
 def real_dataset(benchmark_checkout, tmp_path_factory, language_images) -> Path:
-    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.prepare.dataset import prepare_dataset
 
     reuse = _reused_gate_dataset()
     if reuse is not None:

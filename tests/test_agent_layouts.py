@@ -1,4 +1,4 @@
-"""The loops' own task agents (utils/seam/agent_layouts.py) and their keywords, without Docker:
+"""The loops' own task agents (utils/agents/layouts.py) and their keywords, without Docker:
 what a layout copies, how a lineage patch is applied to it, which layout `auto` picks, and the
 keywords and return value HyperAgents and DGM rely on (the end-to-end runs:
 tests/test_hyperagents_loop.py, tests/test_dgm_loop.py)."""
@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from polyglot_harness.utils import run as run_module
-from polyglot_harness.utils.prepare import prepare_dataset
+from polyglot_harness.utils.run import flow as run_module
+from polyglot_harness.utils.prepare.dataset import prepare_dataset
 from polyglot_harness.utils.pipeline.agent_phase import AgentRunSettings, agent_command
 from polyglot_harness.utils.records.dataset import load_dataset
-from polyglot_harness.utils.run import RunOutcome, agent_layout_of, harness
-from polyglot_harness.utils.seam.agent import AgentPatchError, prepare_layout_agent
-from polyglot_harness.utils.seam.agent_layouts import DGM, HYPERAGENTS
-from polyglot_harness.utils.settings import HarnessError, checked, run_config
+from polyglot_harness.utils.run import RunOutcome, harness
+from polyglot_harness.utils.run.plan import agent_layout_of
+from polyglot_harness.utils.agents.prepare import AgentPatchError, prepare_layout_agent
+from polyglot_harness.utils.agents.layouts import DGM, HYPERAGENTS
+from polyglot_harness.utils.run.settings import HarnessError, checked, run_config
 from polyglot_harness.utils.views.report import ReportError, report
 
 from .conftest import SAMPLES_DIR

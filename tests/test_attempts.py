@@ -18,17 +18,19 @@ from pathlib import Path
 import pytest
 
 from polyglot_harness.utils.outcomes import Bucket, Reason
-from polyglot_harness.utils.pipeline.stages import Stage, judge_stage
+from polyglot_harness.utils.run.stages import Stage, judge_stage
 from polyglot_harness.utils.records.estimators import Attempts
 from polyglot_harness.utils.records.loaded_run import load_run_dir
 from polyglot_harness.utils.records.results import (InstanceResult, PhaseSeconds, build_run_report,
                                                     combine_attempts)
 from polyglot_harness.utils.records.run_dir import RunDirectory, RunSettings
-from polyglot_harness.utils import run as run_module
+from polyglot_harness.utils.run import execute as execute_module
+from polyglot_harness.utils.run import plan as plan_module
 from polyglot_harness.utils.pipeline.instance import RunCancelled
 from polyglot_harness.utils.records.run_dir import write_atomic
-from polyglot_harness.utils.run import HarnessError, finished_attempts, harness
-from polyglot_harness.utils.settings import checked, run_config
+from polyglot_harness.utils.run import HarnessError, harness
+from polyglot_harness.utils.run.attempts import finished_attempts
+from polyglot_harness.utils.run.settings import checked, run_config
 from polyglot_harness.utils.views.compare import compare_runs, format_comparison
 from polyglot_harness.utils.views.pricing import instance_cost, parse_price_table
 from polyglot_harness.utils.views.report import attempt_lines
@@ -204,7 +206,7 @@ def scripted_attempts(monkeypatch, tmp_path) -> list[tuple[str, int, int]]:
     subsets.mkdir()
     (subsets / "stage_a.json").write_text(json.dumps([PYTHON, GO]))
     (subsets / "stage_b.json").write_text(json.dumps(["rust__checked-sum"]))
-    monkeypatch.setattr(run_module, "SUBSETS_DIR", subsets)
+    monkeypatch.setattr(plan_module, "SUBSETS_DIR", subsets)
     ran: list[tuple[str, int, int]] = []
     running: dict[str, int] = {}
     lock = threading.Lock()
@@ -223,7 +225,7 @@ def scripted_attempts(monkeypatch, tmp_path) -> list[tuple[str, int, int]]:
         write_atomic(RunDirectory(job.output_dir).attempt(instance_id, job.attempt).result, result.to_json())
         return result
 
-    monkeypatch.setattr(run_module, "run_instance", run_scripted)
+    monkeypatch.setattr(execute_module, "run_instance", run_scripted)
     return ran
 
 
@@ -256,7 +258,7 @@ def test_num_evals_parallel_bounds_the_attempts_of_one_instance_at_once(plain_da
 def test_a_stopped_run_keeps_its_finished_attempts_and_the_resume_runs_the_rest(
         plain_dataset, tmp_path, fake_backend, scripted_attempts, monkeypatch):
     stop_after = {"count": 0}
-    real = run_module.run_instance
+    real = execute_module.run_instance
 
     def stopping(sandboxes, job, stop, after_agent=lambda: None):
         stop_after["count"] += 1
@@ -265,11 +267,11 @@ def test_a_stopped_run_keeps_its_finished_attempts_and_the_resume_runs_the_rest(
             raise RunCancelled()
         return real(sandboxes, job, stop, after_agent)
 
-    monkeypatch.setattr(run_module, "run_instance", stopping)
+    monkeypatch.setattr(execute_module, "run_instance", stopping)
     first = _fake_run(plain_dataset, tmp_path / "runs", subset="stage_a", attempts=3, max_workers=1)
     assert first.interrupted and len(scripted_attempts) == 3
     kept = list(scripted_attempts)
-    monkeypatch.setattr(run_module, "run_instance", real)
+    monkeypatch.setattr(execute_module, "run_instance", real)
 
     second = _fake_run(plain_dataset, tmp_path / "runs", subset="stage_a", attempts=3, max_workers=2)
 

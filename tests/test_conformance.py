@@ -1,6 +1,7 @@
 """Every registered sandbox backend keeps the contract of utils/seam/protocol.py: the
-conformance suite (utils/seam/conformance.py) runs over every package in utils/backends/, and
-the suite itself notices a backend that breaks the contract.
+conformance suite (utils/seam/conformance.py) runs over every package in utils/backends/ and the
+tests' own fake backend (tests/fake_backend/, registered by tests/conftest.py), and the suite
+itself notices a backend that breaks the contract.
 
 A backend is opened the way a run opens it (`open_provider(name)`, `prepare`, then its own
 `ensure_images` for the python image) unless BACKEND_SETUP says otherwise: Docker runs on the
@@ -14,20 +15,23 @@ on 2 cores (cluster start included; Docker alone about 25 s).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from .conftest import IN_CI
-from polyglot_harness.utils.backends.fake import FakeProvider, FakeSandbox
+from .fake_backend import FakeProvider, FakeSandbox
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.seam.conformance import CHECKS, run_conformance
 from polyglot_harness.utils.seam.errors import SandboxError
 from polyglot_harness.utils.seam.image_settings import ImageSettings
-from polyglot_harness.utils.seam.registry import BACKENDS, open_provider
+from polyglot_harness.utils.seam.registry import BACKENDS, open_provider, registered_backends
 
 RAY_SLOTS = 4
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _refused(message: str) -> None:
@@ -108,8 +112,16 @@ def test_every_registered_backend_conforms(name, check, opened, request):
 
 
 def test_every_backend_package_is_registered_by_its_folder():
-    assert {"docker", "fake", "ray"} <= set(BACKENDS)
-    assert all(module.endswith(f".backends.{name}") for name, module in BACKENDS.items())
+    assert set(registered_backends()) == {"docker", "ray"}
+    assert all(module.endswith(f".backends.{name}") for name, module in registered_backends().items())
+    assert BACKENDS["fake"].split(".")[-2:] == ["tests", "fake_backend"], "the tests register their own (conftest.py)"
+
+
+def test_the_fake_backend_is_not_a_users_choice():
+    completed = subprocess.run([sys.executable, "harness.py", "--backend", "fake", "--agent", "oracle"],
+                               cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert (completed.returncode, completed.stderr) == (
+        2, "error: --backend must be one of docker, ray or a dotted module path, got 'fake'\n")
 
 
 def test_an_option_a_backend_does_not_take_is_refused_by_name():

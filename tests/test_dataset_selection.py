@@ -18,7 +18,7 @@ from polyglot_harness.utils.checkout import (  # noqa: E402
     data_home,
     default_dataset_dir,
 )
-from polyglot_harness.utils.prepare import prepare_dataset  # noqa: E402
+from polyglot_harness.utils.prepare.dataset import prepare_dataset  # noqa: E402
 from polyglot_harness.utils.records.dataset import (  # noqa: E402
     DEFAULT_DATASET_DIR,
     METADATA_FILENAME,
@@ -263,7 +263,7 @@ def test_the_command_lines_default_runs_a_dataset_without_small_whole_with_a_not
     """`harness.py --dataset D` with no subset: small (HyperAgents' default) where D holds it; a
     dataset prepared for a few instances (--instance_ids, --languages) is run whole with a note,
     where it was refused before for ids it was never meant to hold."""
-    from polyglot_harness.utils.cli import command_line_subsets
+    from polyglot_harness.utils.run.cli import command_line_subsets
 
     for instance_id in SMALL + ["python__two-fer"]:
         language, slug = instance_id.split("__")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from polyglot_harness.harness import EvaluateError, Evaluator, Task, evaluate, harness, tasks
-from polyglot_harness.utils.prepare import prepare_dataset
+from polyglot_harness.utils.prepare.dataset import prepare_dataset
 from polyglot_harness.utils.records.dataset import load_dataset
 
 pytestmark = pytest.mark.docker

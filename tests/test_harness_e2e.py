@@ -25,7 +25,7 @@ import pytest
 
 from polyglot_harness.utils.backends.docker import images as docker_images
 from polyglot_harness.utils.run import HarnessError, RunOutcome, harness
-from polyglot_harness.utils.seam.agent import prepare_agent
+from polyglot_harness.utils.agents.prepare import prepare_agent
 from polyglot_harness.utils.backends.docker.provider import LABEL_PID, LABEL_ROLE
 
 pytestmark = pytest.mark.docker
@@ -376,21 +376,22 @@ def test_predictions_are_graded_without_an_agent(docker_client, sample_dataset, 
 
 def test_staged_run_goes_on_after_a_passed_stage_and_grades_each_instance_once(
         sample_dataset, tmp_path, monkeypatch, no_leftover_containers):
-    from polyglot_harness.utils import run as harness_module
+    from polyglot_harness.utils.run import execute as execute_module
+    from polyglot_harness.utils.run import plan as plan_module
 
     subsets = tmp_path / "subsets"
     subsets.mkdir()
     (subsets / "first.json").write_text(json.dumps([PYTHON]))
     (subsets / "second.json").write_text(json.dumps([GO]))
-    monkeypatch.setattr(harness_module, "SUBSETS_DIR", subsets)
+    monkeypatch.setattr(plan_module, "SUBSETS_DIR", subsets)
     ran: list[str] = []
-    real_run_instance = harness_module.run_instance
+    real_run_instance = execute_module.run_instance
 
     def counted(sandboxes, job, stop, after_agent=lambda: None):
         ran.append(job.instance.instance_id)
         return real_run_instance(sandboxes, job, stop, after_agent=after_agent)
 
-    monkeypatch.setattr(harness_module, "run_instance", counted)
+    monkeypatch.setattr(execute_module, "run_instance", counted)
 
     outcome = run(sample_dataset, tmp_path / "runs", agent="oracle", stages="first:1.0,second:0.5",
                   model_name_or_path="staged")

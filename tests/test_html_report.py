@@ -27,8 +27,9 @@ import pytest
 from .conftest import IN_CI
 from .headless_chromium import chromium_path, dump_dom, screenshot
 from .test_report import PROJECT_ROOT, tree_state
+from polyglot_harness.utils.views import html as html_view
 from polyglot_harness.utils.views.html import (MAX_TEXT_CHARS, clipped, diff_line_class, embed_json, instance_row,
-                                               ordered_test_rows, patch_files, run_tries, try_details)
+                                               ordered_test_rows, patch_files, render_page, run_tries, try_details)
 from polyglot_harness.utils.outcomes import Bucket, Reason
 from polyglot_harness.utils.judging.patches import SuspiciousLine, TamperRecord
 from polyglot_harness.utils.records.loaded_run import load_output_dir, load_run_dir
@@ -198,6 +199,20 @@ def test_embedded_json_cannot_close_its_script_block_and_round_trips():
     embedded = embed_json(data)
     assert "<" not in embedded and ">" not in embedded and "&" not in embedded and "\u2028" not in embedded
     assert json.loads(embedded) == data
+
+
+def test_the_page_is_its_asset_files_filled_in_when_rendered(tmp_path: Path, monkeypatch):
+    """The document, style and script are files beside html.py (assets/), read at each render:
+    an edited asset shows in the next page, and every placeholder of the document is filled."""
+    page = render_page({"title": "<t>"}, [{"patch": ATTACK}])
+    for name in ("page.css", "page.js"):
+        assert html_view.asset(name) in page
+    assert not re.search(r"%[A-Z]+%", page) and "<title>&lt;t&gt;</title>" in page
+    for name in ("page.html", "page.css", "page.js"):
+        (tmp_path / name).write_text(html_view.asset(name), encoding="utf-8")
+    (tmp_path / "page.css").write_text("h1{color:#123456}", encoding="utf-8")
+    monkeypatch.setattr(html_view, "ASSETS_DIR", tmp_path)
+    assert "<style>h1{color:#123456}</style>" in render_page({"title": "t"}, [])
 
 
 def test_long_text_is_cut_and_says_where_the_rest_is():

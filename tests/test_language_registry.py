@@ -31,7 +31,7 @@ from polyglot_harness.utils.outcomes import Reason
 from polyglot_harness.utils.pipeline.agent_phase import git_exclude, test_description as agent_test_description
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing
 from polyglot_harness.utils.pipeline.grading import GradingRequest, plant_canaries, unskip_tree
-from polyglot_harness.utils.prepare import prepare_dataset
+from polyglot_harness.utils.prepare.dataset import prepare_dataset
 from polyglot_harness.utils.records.dataset import load_dataset
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 

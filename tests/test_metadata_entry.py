@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from bench.prepare_speed import write_synthetic_exercise
-from polyglot_harness.utils.prepare import prepare_dataset
-from polyglot_harness.utils.records.dataset import METADATA_FILENAME, DatasetError, MetadataEntry, load_dataset
+from polyglot_harness.utils.prepare.dataset import prepare_dataset
+from polyglot_harness.utils.outcomes import GradingMode
+from polyglot_harness.utils.records.dataset import (METADATA_FILENAME, DatasetError, MetadataEntry, MetadataEntryError,
+                                                  load_dataset)
 
 SAMPLES_DIR = Path(__file__).resolve().parents[1] / "samples"
 # Keys a metadata file had to hold before MetadataEntry; an entry lacking one is refused.
@@ -89,15 +91,24 @@ def test_metadata_prepared_before_the_later_keys_still_loads(tmp_path):
 
 
 def test_a_reference_run_fills_the_recorded_keys_and_a_failed_one_leaves_them_null():
-    from polyglot_harness.utils.prepare import _with_reference_run
+    from polyglot_harness.utils.prepare.recording import with_reference_run
     from polyglot_harness.utils.pipeline.expected_tests import ReferenceRun
 
     unrecorded = MetadataEntry.from_json({**RECORDED, "expected_tests": None, "expected_skips": None,
                                           "stub_passes": None, "canary_sources": None})
     resolved = ReferenceRun(instance_id="go__leap", test_names=("TestLeap", "TestLeap/1900"), reason="resolved", seconds=1.0, skipped_names=(),
                             stub_passes=False, canary_sources=("TestLeap/1900",))
-    assert _with_reference_run(unrecorded, resolved).to_json() == RECORDED
+    assert with_reference_run(unrecorded, resolved).to_json() == RECORDED
     failed = ReferenceRun(instance_id="go__leap", test_names=None, reason="test_failed", seconds=1.0, skipped_names=("TestX",), canary_sources=("TestX",))
-    assert {key: value for key, value in _with_reference_run(unrecorded, failed).to_json().items()
+    assert {key: value for key, value in with_reference_run(unrecorded, failed).to_json().items()
             if key in ("expected_tests", "expected_skips", "stub_passes", "canary_sources")} == dict.fromkeys(
         ("expected_tests", "expected_skips", "stub_passes", "canary_sources"))
+
+
+def test_grading_mode_is_read_as_the_vocabulary_and_an_unknown_one_refused():
+    loaded = MetadataEntry.from_json({**RECORDED, "grading_mode": "build_only"})
+    assert loaded.grading_mode is GradingMode.BUILD_ONLY and loaded.to_json()["grading_mode"] == "build_only"
+    assert MetadataEntry.from_json({key: value for key, value in RECORDED.items() if key != "grading_mode"}
+                                   ).grading_mode is GradingMode.TESTS
+    with pytest.raises(MetadataEntryError, match=r"grading_mode 'quiz' \(known: tests, build_only\)"):
+        MetadataEntry.from_json({**RECORDED, "grading_mode": "quiz"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from polyglot_harness.utils.outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
+from polyglot_harness.utils.outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, GradingMode, Reason
 from polyglot_harness.utils.judging.patches import SuspiciousLine, TamperRecord
 from polyglot_harness.utils.records.results import InstanceResult, PhaseSeconds, load_instance_results
 
@@ -108,6 +108,7 @@ def test_result_json_round_trips():
     assert loaded == result
     assert loaded.to_json() == result.to_json()
     assert type(loaded.eval_result) is Bucket and type(loaded.reason) is Reason
+    assert type(loaded.grading_mode) is GradingMode
 
 
 def test_seconds_leaves_out_the_phases_that_did_not_run():
@@ -154,3 +155,12 @@ def test_run_dir_loader_reads_results_only(tmp_path: Path):
     assert list(results) == ["go__leap", "python__pig"]
     assert results["python__pig"] == typed_result()
     assert load_instance_results(tmp_path / "missing") == {}
+
+
+def test_grading_modes_are_the_strings_datasets_and_results_hold():
+    assert {mode.name: str(mode) for mode in GradingMode} == {"TESTS": "tests", "BUILD_ONLY": "build_only"}
+    result = InstanceResult.from_dict({"instance_id": "x", "model_name_or_path": "m", "eval_result": "resolved",
+                                       "grading_mode": "build_only"})
+    assert result.grading_mode is GradingMode.BUILD_ONLY
+    assert json.loads(result.to_json())["grading_mode"] == "build_only"
+

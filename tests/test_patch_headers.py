@@ -28,7 +28,7 @@ from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.pipeline.agent_phase import TryStart, _starting_tree
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing
 from polyglot_harness.utils.records.dataset import load_dataset
-from polyglot_harness.utils.seam.agent import prepare_agent
+from polyglot_harness.utils.agents.prepare import prepare_agent
 
 from .conftest import PROJECT_ROOT
 
@@ -176,7 +176,7 @@ def test_every_reference_applies_as_content_only_byte_for_byte(benchmark_checkou
     and applied the way grading applies it (plain_diff): the kept files hold exactly the
     reference's bytes. (No Docker: the grading of the same trees is the real-benchmark gate.)"""
     from polyglot_harness.utils.pipeline.expected_tests import reference_patch
-    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.prepare.dataset import prepare_dataset
     from polyglot_harness.utils.records.instance_repo import checkout_commit
 
     dataset = tmp_path / "dataset"

@@ -47,7 +47,7 @@ def test_the_entry_points_run_as_a_subpackage_beside_the_hosts_own_utils_agent_t
     completed = run_in(host, "-c", probe)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.split() == ["host", "utils", "host", "agent", "host", "tests",
-                                        "evals.polyglot.utils.run"]
+                                        "evals.polyglot.utils.run.flow"]
 
 
 def test_a_dataset_prepared_from_inside_a_host_repository(tmp_path):
@@ -90,7 +90,7 @@ def test_standalone_script_and_import_beside_it_still_work():
     completed = run_in(PROJECT_ROOT, "-c", "from harness import harness; from report import report; "
                                            "print(harness.__module__)")
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.strip() == "polyglot_harness.utils.run"
+    assert completed.stdout.strip() == "polyglot_harness.utils.run.flow"
 
 
 def tree_files(root: Path) -> set[str]:
@@ -114,7 +114,7 @@ def test_default_preparation_writes_nothing_inside_the_checkout_but_the_metadata
     assert tree_files(checkout) - before == {METADATA_FILENAME}
     link = checkout / METADATA_FILENAME
     assert link.is_symlink() and link.resolve() == (dataset / METADATA_FILENAME).resolve()
-    probe = ("from evals.polyglot.utils.settings import checked, run_config\n"
+    probe = ("from evals.polyglot.utils.run.settings import checked, run_config\n"
              f"print(run_config(checked({{'dataset_path': {str(link)!r}}})).dataset)")
     completed = run_in(host, "-c", probe)
     assert completed.returncode == 0, completed.stderr

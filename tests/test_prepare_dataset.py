@@ -16,7 +16,8 @@ import pytest
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 from bench.prepare_speed import UPSTREAM_COUNTS, write_synthetic_checkout, write_synthetic_exercise  # noqa: E402
-from polyglot_harness.utils.prepare import closing_paragraph, prepare_dataset  # noqa: E402
+from polyglot_harness.utils.prepare.dataset import prepare_dataset  # noqa: E402
+from polyglot_harness.utils.prepare.exercises import closing_paragraph  # noqa: E402
 from polyglot_harness.utils.records.dataset import METADATA_FILENAME, load_dataset  # noqa: E402
 from polyglot_harness.utils.records.instance_repo import checkout_commit, read_commit_files  # noqa: E402
 
@@ -127,11 +128,11 @@ def test_recorded_test_names_do_not_depend_on_the_order_the_runner_reported_them
     (unittest runs methods by name): recorded names are sorted, so two preparations of one
     benchmark give one metadata file and one dataset_hash (the resume key)."""
     from polyglot_harness.utils.pipeline.expected_tests import ReferenceRun
-    from polyglot_harness.utils.prepare import _with_reference_run
+    from polyglot_harness.utils.prepare.recording import with_reference_run
     from polyglot_harness.utils.records.dataset import MetadataEntry
 
     entry = MetadataEntry.from_json(metadata(samples_dataset)[0])
-    recorded = [_with_reference_run(entry, ReferenceRun(instance_id=entry.instance_id, test_names=names, reason="tests_passed", seconds=1.0,
+    recorded = [with_reference_run(entry, ReferenceRun(instance_id=entry.instance_id, test_names=names, reason="tests_passed", seconds=1.0,
                                                         skipped_names=skipped, stub_passes=False))
                 for names, skipped in ((("t.b", "t.a", "t.c"), ("s.z", "s.y")), (("t.c", "t.a", "t.b"), ("s.y", "s.z")))]
     assert recorded[0] == recorded[1]
@@ -483,7 +484,7 @@ def test_jest_skips_upstream_intends_are_known_from_the_spec_alone():
 
 
 def test_a_fast_dataset_knows_robot_names_intended_skip_and_names_the_checks_off(benchmark_checkout, tmp_path, capsys):
-    from polyglot_harness.utils.run import HarnessError, check_recorded
+    from polyglot_harness.utils.run.plan import HarnessError, check_recorded
 
     prepare_dataset(benchmark_checkout, tmp_path / "out", instance_ids=["javascript__robot-name", "go__counter"],
                     record_expected=False)
@@ -503,7 +504,7 @@ def test_a_fast_dataset_knows_robot_names_intended_skip_and_names_the_checks_off
 def test_asking_variants_of_a_fast_dataset_names_them_among_the_checks_off(benchmark_checkout, tmp_path, capsys):
     """--variants on a dataset prepared with --fast: no variant was recorded, so the one warning
     line names them (the results' variants fields stay null), and --strict refuses."""
-    from polyglot_harness.utils.run import HarnessError, check_recorded
+    from polyglot_harness.utils.run.plan import HarnessError, check_recorded
 
     prepare_dataset(benchmark_checkout, tmp_path / "out", instance_ids=["python__wordy", "go__counter"],
                     record_expected=False)

@@ -31,7 +31,7 @@ from polyglot_harness.utils.languages import LANGUAGES, matches_any
 from polyglot_harness.utils.pipeline.grading import unskip_tree
 from polyglot_harness.utils.pipeline.source_check import refused_constructs
 from polyglot_harness.utils.records.dataset import load_dataset
-from polyglot_harness.utils.seam.agent import prepare_agent
+from polyglot_harness.utils.agents.prepare import prepare_agent
 from polyglot_harness.utils.seam.transfer import tar_directory
 
 from .conftest import PROJECT_ROOT

@@ -17,7 +17,7 @@ from polyglot_harness.utils.views import report as report_module
 from polyglot_harness.utils.outcomes import Bucket, Reason
 from polyglot_harness.utils.judging.patches import SuspiciousLine
 from polyglot_harness.utils.records.results import InstanceResult, build_run_report, load_instance_results
-from polyglot_harness.utils.judging.verdict import GRADING_BUILD_ONLY
+from polyglot_harness.utils.outcomes import GradingMode
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 REPORT_JSON_KEYS = [
@@ -52,7 +52,7 @@ RESULTS = [
     result("java__bank", Bucket.EMPTY_PATCH, Reason.EMPTY_PATCH),
     result("rust__poker", Bucket.INCOMPLETE, Reason.INFRASTRUCTURE_FAILED),
     result("cpp__queen", Bucket.ERROR, Reason.UNEXPECTED_ERROR),
-    result("javascript__tests", Bucket.RESOLVED, Reason.BUILD_ONLY_PASSED, grading_mode=GRADING_BUILD_ONLY,
+    result("javascript__tests", Bucket.RESOLVED, Reason.BUILD_ONLY_PASSED, grading_mode=GradingMode.BUILD_ONLY,
            stub_passes=True),
 ]
 

@@ -1,4 +1,4 @@
-"""Each run setting is declared once (utils/settings.py) and reaches the run the same way from
+"""Each run setting is declared once (utils/run/settings.py) and reaches the run the same way from
 the command line, harness()'s keywords and a run file (--config); precedence flag > file >
 default; a bad run file is one line, exit 2, nothing created; the resume key and the backend
 options come from the declarations. No Docker needed: the run itself is replaced by a recorder."""
@@ -13,14 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from polyglot_harness.utils import cli as cli_module
-from polyglot_harness.utils import run as run_module
-from polyglot_harness.utils.pipeline.stages import Stage
+from polyglot_harness.utils.run import cli as cli_module
+from polyglot_harness.utils.run import flow as run_module
+from polyglot_harness.utils.run import plan as plan_module
+from polyglot_harness.utils.run.provision import open_backend
+from polyglot_harness.utils.run.stages import Stage
 from polyglot_harness.utils.seam import registry
 from polyglot_harness.utils.seam.agent import PreparedAgent
 from polyglot_harness.utils.seam.errors import SandboxError
-from polyglot_harness.utils.settings import (ALIASES, RESUME_SETTINGS, SETTINGS, ConfigFileError, HarnessError,
-                                             default_of, parser, run_config)
+from polyglot_harness.utils.run.settings import (ALIASES, RESUME_SETTINGS, SETTINGS, ConfigFileError, HarnessError,
+                                                 default_of, parser, run_config)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -211,7 +213,7 @@ def test_harness_signature_is_the_declared_settings_and_aliases():
     keywords = [name for name, parameter in parameters.items() if parameter.kind is parameter.KEYWORD_ONLY]
     assert keywords == ["config", *SETTINGS, *(alias.name for alias in ALIASES)], "same names, same order"
     assert all(parameters[name].default is run_module.UNSET for name in keywords[1:]), \
-        "defaults live in utils/settings.py only"
+        "defaults live in utils/run/settings.py only"
 
 
 def test_every_default_passes_its_own_check():
@@ -232,12 +234,12 @@ def test_resume_key_is_the_settings_declared_resume(tmp_path, monkeypatch):
     assert RESUME_SETTINGS == ("test_timeout", "agent_timeout", "model", "tries", "attempts")
     agent = PreparedAgent(name="oracle", tree=None, agent_hash="oracle")
     config = run_config({"model": "m", "tries": 2, "max_workers": 7, "dataset": tmp_path})
-    key = run_module.resume_key(agent, config)
+    key = plan_module.resume_key(agent, config)
     assert list(key.to_json()) == ["agent", "agent_hash", "dataset_hash", *RESUME_SETTINGS], \
         "run_settings.json keeps its keys and their order"
     assert key.to_json()["tries"] == 2 and key.to_json()["model"] == "m"
-    monkeypatch.setattr(run_module, "RESUME_SETTINGS", (*RESUME_SETTINGS, "max_workers"))
-    assert run_module.resume_key(agent, config).to_json()["max_workers"] == 7, \
+    monkeypatch.setattr(plan_module, "RESUME_SETTINGS", (*RESUME_SETTINGS, "max_workers"))
+    assert plan_module.resume_key(agent, config).to_json()["max_workers"] == 7, \
         "a setting declared resume=True joins the key with no other change"
 
 
@@ -273,7 +275,7 @@ def test_maintenance_commands_pass_the_backend_options(command, given, recording
 
 def test_an_option_the_backend_does_not_take_is_named(recording_backend):
     with pytest.raises(SandboxError, match=r"backend 'docker' takes no option 'address' \(its options: none\)"):
-        run_module.open_backend("docker", {"address": "x"})
+        open_backend("docker", {"address": "x"})
 
 
 def test_backend_option_needs_key_equals_value(tmp_path):
@@ -294,7 +296,7 @@ def _toml_example(text: str) -> str:
     return "\n".join(example) + "\n"
 
 
-@pytest.mark.parametrize("documented_in", ["docs/usage.md", "utils/settings.py"])
+@pytest.mark.parametrize("documented_in", ["docs/usage.md", "utils/run/settings.py"])
 def test_documented_run_file_example_is_a_valid_run_file(documented_in, captured, tmp_path):
     run_file = tmp_path / "run.toml"
     run_file.write_text(_toml_example((PROJECT_ROOT / documented_in).read_text()))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from polyglot_harness.utils.run import HarnessError, harness
-from polyglot_harness.utils.seam.agent import AgentPatchError, prepare_agent
+from polyglot_harness.utils.agents.prepare import AgentPatchError, prepare_agent
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 WRITER = PROJECT_ROOT / "tests" / "fixtures" / "agents" / "writer"

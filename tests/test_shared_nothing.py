@@ -26,7 +26,7 @@ from polyglot_harness.utils.outcomes import Isolation, Reason
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing
 from polyglot_harness.utils.pipeline.grading import (SOLUTION_HOME, GradingRequest, grade,
                                                     grading_sandbox_spec, solution_environment)
-from polyglot_harness.utils.prepare import prepare_dataset
+from polyglot_harness.utils.prepare.dataset import prepare_dataset
 from polyglot_harness.utils.records.dataset import Instance, load_dataset
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 from polyglot_harness.utils.seam.image_settings import ImageSettings

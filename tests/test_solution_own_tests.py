@@ -68,7 +68,7 @@ def without_own_tests(source: str) -> str:
 def own_tests_dataset(benchmark_checkout, tmp_path_factory, language_images) -> Path:
     """Just these instances, prepared with expected tests recorded (their references and stubs
     graded for real), as the real-benchmark gate prepares all 225."""
-    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.prepare.dataset import prepare_dataset
 
     output = tmp_path_factory.mktemp("own-tests-dataset") / "polyglot"
     prepare_dataset(benchmark_checkout, output, workers=GATE_WORKERS, record_expected=True,

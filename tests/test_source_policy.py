@@ -344,7 +344,7 @@ def test_grading_refuses_a_forbidden_construct_before_any_sandbox_starts(tmp_pat
 # --- the real benchmark: 0 refusals on the 225 references ----------------------------------
 
 def _exercise_sources(checkout: Path):
-    from polyglot_harness.utils.prepare import discover_exercises, plan_instance, read_exercise
+    from polyglot_harness.utils.prepare.exercises import discover_exercises, plan_instance, read_exercise
 
     for location in discover_exercises(checkout, None):
         plan = plan_instance(read_exercise(location))
@@ -379,7 +379,7 @@ def test_a_forbidden_construct_is_unresolved_through_the_harness_and_nothing_run
         benchmark_checkout, language_images, tmp_path, no_leftover_containers):
     """python__proverb's reference plus one frame lookup, graded from a predictions file by the
     real harness: unresolved, forbidden_construct, no test run; the reference itself resolves."""
-    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.prepare.dataset import prepare_dataset
     from polyglot_harness.utils.run import harness
 
     dataset = tmp_path / "dataset"

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from polyglot_harness.utils import run as harness_module
+from polyglot_harness.utils.run import execute as execute_module
+from polyglot_harness.utils.run import plan as plan_module
 from polyglot_harness.utils.run import HarnessError, harness
 from .test_harness_plan import fake_backend, plain_dataset  # noqa: F401 - fixtures
 from polyglot_harness.utils.outcomes import Bucket, Reason
 from polyglot_harness.utils.records.results import InstanceResult
 from polyglot_harness.utils.records.run_dir import write_atomic
-from polyglot_harness.utils.pipeline.stages import Stage, StageError, check_stages, ended_because, judge_stage, parse_stages
+from polyglot_harness.utils.run.stages import Stage, StageError, check_stages, ended_because, judge_stage, parse_stages
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -132,7 +133,7 @@ def scripted(monkeypatch, tmp_path) -> list[str]:
     subsets.mkdir()
     (subsets / "stage_a.json").write_text(json.dumps(STAGE_A))
     (subsets / "stage_b.json").write_text(json.dumps(STAGE_B))
-    monkeypatch.setattr(harness_module, "SUBSETS_DIR", subsets)
+    monkeypatch.setattr(plan_module, "SUBSETS_DIR", subsets)
     ran: list[str] = []
 
     def run_scripted(sandboxes, job, stop, after_agent=lambda: None) -> InstanceResult:
@@ -146,7 +147,7 @@ def scripted(monkeypatch, tmp_path) -> list[str]:
         write_atomic(job.output_dir / f"{instance_id}.json", result.to_json())
         return result
 
-    monkeypatch.setattr(harness_module, "run_instance", run_scripted)
+    monkeypatch.setattr(execute_module, "run_instance", run_scripted)
     return ran
 
 

@@ -22,7 +22,7 @@ from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.pipeline.expected_tests import patch_writing, reference_patch
 from polyglot_harness.utils.outcomes import Isolation
 from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
-from polyglot_harness.utils.prepare import prepare_dataset
+from polyglot_harness.utils.prepare.dataset import prepare_dataset
 from polyglot_harness.utils.records.dataset import Instance, load_dataset
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 from polyglot_harness.utils.seam.image_settings import ImageSettings

@@ -379,7 +379,7 @@ def test_an_instance_whose_variant_drawing_raises_loses_its_variants_not_its_rec
     (`recording_failed`), the reference run is still recorded (expected tests, canaries), the
     recording is not cached (a rerun retries), and the other instance records its variants: a
     preparation of 225 never dies for one exercise's variants."""
-    from polyglot_harness.utils import prepare
+    from polyglot_harness.utils.prepare.recording import RecordingCache
     from polyglot_harness.utils.judging.variants import KEPT, RECORDING_FAILED
     from polyglot_harness.utils.pipeline import expected_tests, variant_recording
     from polyglot_harness.utils.records.dataset import load_dataset
@@ -402,7 +402,7 @@ def test_an_instance_whose_variant_drawing_raises_loses_its_variants_not_its_rec
     assert sorted(runs[broken].test_names) == sorted(instances[broken].expected_tests), "its reference still records"
     assert runs[broken].canary_sources, "and its canaries"
     assert runs[fine].variants and runs[fine].variant_counts[KEPT] == len(runs[fine].variants)
-    cache = prepare.RecordingCache(tmp_path, {broken: "key", fine: "key"})
+    cache = RecordingCache(tmp_path, {broken: "key", fine: "key"})
     cache.store(runs[broken])
     cache.store(runs[fine])
     assert set(cache.load()) == {fine}, "only the complete recording is cached"
@@ -572,7 +572,7 @@ def test_a_memorizer_negating_its_nearest_yes_no_answer_is_not_resolved_on_varia
     solving): when only variants whose answer differed from their source's were kept, a yes/no
     variant answered the negation of its nearest memorized input. Variants answering as their
     source are kept too now, so neither copying nor negating the nearest answer passes."""
-    from polyglot_harness.utils.prepare import prepare_dataset
+    from polyglot_harness.utils.prepare.dataset import prepare_dataset
     from polyglot_harness.utils.records.dataset import load_dataset
 
     dataset = tmp_path / "dataset"

@@ -180,7 +180,7 @@ def test_failures_are_reported_before_an_unreadable_line():
 # --- expected skips and build-only instances ------------------------------------------------
 
 from polyglot_harness.utils.judging.runner_results import TestCase  # noqa: E402
-from polyglot_harness.utils.judging.verdict import GRADING_BUILD_ONLY  # noqa: E402
+from polyglot_harness.utils.outcomes import GradingMode  # noqa: E402
 
 
 def cases(*pairs: tuple[str, str]) -> RunnerResults:
@@ -208,24 +208,24 @@ def test_an_expected_skip_does_not_excuse_a_missing_test():
 
 def test_build_only_instance_resolves_on_a_clean_build_with_no_tests():
     verdict = decide(0, False, RunnerResults(report_files=("go-test.json",)), expected_tests=(),
-                     grading_mode=GRADING_BUILD_ONLY)
+                     grading_mode=GradingMode.BUILD_ONLY)
     assert (verdict.resolved, verdict.reason) == (True, Reason.BUILD_ONLY_PASSED)
 
 
 @pytest.mark.parametrize("exit_code", [1, 2, None])
 def test_build_only_instance_that_does_not_build_is_not_resolved(exit_code):
-    verdict = decide(exit_code, False, RunnerResults(), grading_mode=GRADING_BUILD_ONLY)
+    verdict = decide(exit_code, False, RunnerResults(), grading_mode=GradingMode.BUILD_ONLY)
     assert (verdict.resolved, verdict.reason) == (False, Reason.BUILD_OR_RUN_FAILED)
 
 
 def test_build_only_instance_with_a_failed_build_event_is_not_resolved():
     results = cases(("counter (package)", "error"))
-    verdict = decide(1, False, results, grading_mode=GRADING_BUILD_ONLY)
+    verdict = decide(1, False, results, grading_mode=GradingMode.BUILD_ONLY)
     assert (verdict.resolved, verdict.reason) == (False, Reason.TESTS_FAILED)
 
 
 def test_build_only_instance_that_times_out_is_not_resolved():
-    verdict = decide(None, True, RunnerResults(), grading_mode=GRADING_BUILD_ONLY)
+    verdict = decide(None, True, RunnerResults(), grading_mode=GradingMode.BUILD_ONLY)
     assert (verdict.resolved, verdict.reason) == (False, Reason.TEST_TIMEOUT)
 
 

@@ -2,7 +2,8 @@
 
 Both are `StrEnum`s: a member IS its string (`Bucket.RESOLVED == "resolved"`, and JSON writes
 it as that string), so result files, report.json and the run report keep exactly the strings
-they always held. A bucket says where an instance counts; a reason says why, in one word:
+they always held (so do the other vocabularies here: grading modes, isolation, policy
+categories). A bucket says where an instance counts; a reason says why, in one word:
 
     Bucket.RESOLVED    ◀ Reason.TESTS_PASSED, Reason.BUILD_ONLY_PASSED (the verdict resolved)
     Bucket.UNRESOLVED  ◀ any other verdict reason, PATCH_APPLY_FAILED, DISK_LIMIT,
@@ -32,6 +33,13 @@ class Bucket(StrEnum):
 
 BUCKETS: tuple[Bucket, ...] = tuple(Bucket)
 FINISHED_BUCKETS: tuple[Bucket, ...] = (Bucket.RESOLVED, Bucket.UNRESOLVED, Bucket.EMPTY_PATCH)  # reused on resume
+
+
+class GradingMode(StrEnum):
+    """What decides an instance's verdict (`grading_mode`, prepared into the metadata)."""
+
+    TESTS = "tests"            # the runner's results decide (every instance but ...)
+    BUILD_ONLY = "build_only"  # ... test-writing exercises (`.meta/.skip_tests`): nothing to run, the build decides
 
 
 class Isolation(StrEnum):

@@ -31,13 +31,8 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from .canaries import Canary
-from ..outcomes import Reason
+from ..outcomes import GradingMode, Reason
 from .runner_results import PASSED, SKIPPED, TestCase, TestResults
-
-GRADING_TESTS = "tests"            # the runner's results decide (every instance but ...)
-GRADING_BUILD_ONLY = "build_only"  # ... test-writing exercises: nothing to run, the build decides
-GRADING_MODES = (GRADING_TESTS, GRADING_BUILD_ONLY)
-
 
 @dataclass(frozen=True)
 class Verdict:
@@ -54,14 +49,14 @@ def decide_separated(
     canaries: Sequence[Canary] = (),
     expected_tests: tuple[str, ...] | None = None,
     expected_skips: tuple[str, ...] = (),
-    grading_mode: str = GRADING_TESTS,
+    grading_mode: GradingMode = GradingMode.TESTS,
 ) -> Verdict:
     """The verdict once canaries.separate has set the canaries' own cases (`own`, by
     source) apart from the real tests (`results`, names mapped back): grading reads the
     runner's report, separates, and decides here."""
     if timed_out:
         return Verdict(False, Reason.TEST_TIMEOUT, "the test command did not finish in time")
-    if grading_mode == GRADING_BUILD_ONLY:
+    if grading_mode == GradingMode.BUILD_ONLY:
         return _decide_build_only(exit_code, results)
     passed = sorted(source for source, case in own.items() if case.outcome == PASSED)
     if passed:

@@ -38,7 +38,8 @@ from .pools import Sandboxes
 from ..seam.errors import SandboxError
 from ..seam.protocol import SandboxProvider
 from ..seam.registry import open_provider
-from ..judging.verdict import GRADING_TESTS, decide_separated
+from ..judging.verdict import decide_separated
+from ..outcomes import GradingMode
 
 
 @dataclass(kw_only=True, frozen=True)
@@ -159,7 +160,7 @@ def first_observations(sandboxes: Sandboxes, image: str, instance: Instance, tes
     and builds (None: the language has no key; {}: nothing converted). The reference run
     observes them a second time (`stable_key`)."""
     answer_key = instance.language_spec.answer_key
-    if answer_key is None or instance.grading_mode != GRADING_TESTS:
+    if answer_key is None or instance.grading_mode != GradingMode.TESTS:
         return None
     patch, ids = reference_patch(instance), frozenset()  # empty: every candidate
     for _ in range(KEY_PROBES):

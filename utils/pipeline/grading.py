@@ -32,7 +32,7 @@ from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from ..judging.variants import Variant, plant_variants, split_variants
 from .build_cache import ensure_warm, reader_env, reader_mounts
 from ..languages import LanguageSpec, TrustedProcess, matches_any
-from ..outcomes import Isolation, Reason
+from ..outcomes import GradingMode, Isolation, Reason
 from ..judging.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
 from ..judging.regular_files import irregular_entries, read_regular, regular_files
 from ..judging.runner_results import SoloBuildFailure, TestCase, TestResults, solo_build_failure
@@ -41,7 +41,7 @@ from ..seam.protocol import SOLUTION_UID, ExecResult, Limits, SandboxSpec
 from .pools import Sandboxes
 from .source_check import refused_constructs
 from ..judging.source_policy import summary
-from ..judging.verdict import GRADING_TESTS, Verdict, decide_separated
+from ..judging.verdict import Verdict, decide_separated
 
 TESTBED = "/testbed"
 SOLUTION_DIR = "/solution"
@@ -62,7 +62,7 @@ class GradingRequest:
     expected_tests: tuple[str, ...] | None = None
     test_timeout: int = 120
     expected_skips: tuple[str, ...] = ()
-    grading_mode: str = GRADING_TESTS
+    grading_mode: GradingMode = GradingMode.TESTS
     # Tests that may become canaries (recorded at preparation); None: plant none.
     canary_sources: tuple[str, ...] | None = None
     plant_all_canaries: bool = False  # preparation: every eligible test at once
@@ -217,7 +217,7 @@ def pin_signatures(tree: Path, request: GradingRequest) -> tuple[tuple[str, ...]
     """The stub's signatures the tests' build checks, and the names of them the solution's own
     declarations would take over (LanguageSpec.pin_signatures)."""
     pin = request.language.pin_signatures
-    if pin is None or request.grading_mode != GRADING_TESTS:
+    if pin is None or request.grading_mode != GradingMode.TESTS:
         return (), ()
     return pin(tree, request.test_tree, request.reference_dir, request.hidden_paths)
 
@@ -239,7 +239,7 @@ def signature_verdict(verdict: Verdict, language: LanguageSpec, pinned: tuple[st
 def convert_assertions(tree: Path, request: GradingRequest) -> frozenset[str]:
     """Rewrite the hidden assertions the key (or, at preparation, the probe) names."""
     answer_key = request.language.answer_key
-    if answer_key is None or request.grading_mode != GRADING_TESTS:
+    if answer_key is None or request.grading_mode != GradingMode.TESTS:
         return frozenset()
     if request.observe_only is not None:
         return answer_key.convert(tree, request.test_tree, request.hidden_paths, request.solution_paths,
@@ -291,7 +291,7 @@ class EvaluationScript:
 def trusted_process(request: GradingRequest) -> TrustedProcess | None:
     """The language's trusted process when it grades this instance (test-running modes only)."""
     trusted = request.language.trusted
-    if trusted is None or request.grading_mode != GRADING_TESTS or not trusted.applies_to(slug_of(request.instance_id)):
+    if trusted is None or request.grading_mode != GradingMode.TESTS or not trusted.applies_to(slug_of(request.instance_id)):
         return None
     return trusted
 
@@ -368,7 +368,7 @@ def source_policy_refusals(tree: Path, request: GradingRequest, filtered: Filter
 
 def plant_request_variants(tree: Path, request: GradingRequest) -> dict[str, str]:
     planter = request.language.canaries
-    if not request.variants or planter is None or planter.mutator is None or request.grading_mode != GRADING_TESTS:
+    if not request.variants or planter is None or planter.mutator is None or request.grading_mode != GradingMode.TESTS:
         return {}
     return plant_variants(tree, planter, matches_any, request.variants, planter.mutator.rename)
 
@@ -377,7 +377,7 @@ def plant_canaries(tree: Path, request: GradingRequest, planted_variants: Mappin
     """The request's canaries; with `plant_all_canaries`, one for every eligible real test (never
     for a variant planted beside them: `planted_variants`, name planted -> variant)."""
     planter = request.language.canaries
-    if planter is None or request.grading_mode != GRADING_TESTS:
+    if planter is None or request.grading_mode != GradingMode.TESTS:
         return ()
     if request.plant_all_canaries:
         return plant(tree, planter, matches_any, None, None, exclude=frozenset(planted_variants))

@@ -17,7 +17,7 @@ utils.results.combine_tries documents the rest.
 Attempts (`--attempts K`): a job is one attempt, run exactly like the only one (from the base
 repo, fresh containers, fresh canaries, its own tries); the agent reads its number in
 POLYGLOT_ATTEMPT. Its files are RunDirectory.attempt(instance_id, number)'s; the run
-(utils/run.py AttemptCollector) combines the attempts once all are in.
+(utils/run/attempts.py AttemptCollector) combines the attempts once all are in.
 """
 
 from __future__ import annotations

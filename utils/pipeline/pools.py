@@ -3,7 +3,7 @@ Above the seam: it sees only the protocol (utils/seam/protocol.py).
 
 The policy, all of it, is Prestart's: which sandboxes are started before an instance asks
 for one, and when. A provider only declares whether it may (SandboxProvider.starts_ahead);
-the run (utils/run.py) only reports where its queue is (`starting`, `agent_done`).
+the run (utils/run/execute.py) only reports where its queue is (`starting`, `agent_done`).
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from typing import Callable, Mapping
 from ..judging import variants as v
 from ..judging.canaries import test_files
 from ..judging.regular_files import read_regular
+from ..outcomes import GradingMode
 from ..judging.runner_results import PASSED
 from ..languages import matches_any
 from ..records.dataset import Instance
@@ -213,4 +214,4 @@ def _grade(sandboxes: Sandboxes, image: str, instance: Instance, tree: Path, pat
 
 def eligible(instance: Instance) -> bool:
     """Variants are recorded where the language derives them and the instance runs tests."""
-    return instance.language_spec.variants is not None and instance.grading_mode == "tests"
+    return instance.language_spec.variants is not None and instance.grading_mode == GradingMode.TESTS

@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..languages import LANGUAGES, LanguageSpec, get_language
-from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_MODES, GRADING_TESTS
 from ..judging.variants import Variant
 from ..checkout import DEFAULT_DATASET_DIR, SUBSETS_DIR
+from ..outcomes import GradingMode
 
 FULL_SUBSET = "full"
 
@@ -116,7 +116,7 @@ class MetadataEntry:
     expected_skips: tuple[str, ...] | None = None
     # "tests", or "build_only" for test-writing exercises marked `.meta/.skip_tests`: nothing
     # to run, the build decides (utils/judging/verdict.py).
-    grading_mode: str = GRADING_TESTS
+    grading_mode: GradingMode = GradingMode.TESTS
     # The untouched stub already resolves (e.g. refactoring exercises); null until graded.
     stub_passes: bool | None = None
     # Tests whose planted canary behaved on the reference run (grading plants a random few
@@ -142,9 +142,9 @@ class MetadataEntry:
         missing = [key for key in _REQUIRED_KEYS if key not in entry]
         if missing:
             raise MetadataEntryError(f"{label} lacks {', '.join(missing)}")
-        grading_mode = entry.get("grading_mode", GRADING_TESTS)
-        if grading_mode not in GRADING_MODES:
-            raise MetadataEntryError(f"{label} has grading_mode {grading_mode!r} (known: {', '.join(GRADING_MODES)})")
+        grading_mode = entry.get("grading_mode", GradingMode.TESTS)
+        if grading_mode not in tuple(GradingMode):
+            raise MetadataEntryError(f"{label} has grading_mode {grading_mode!r} (known: {', '.join(GradingMode)})")
         return cls(**{key: _FROM_JSON.get(key, _same)(value) for key, value in entry.items() if key in _KEYS})
 
 
@@ -177,7 +177,7 @@ _FROM_JSON: dict[str, Callable[[Any], Any]] = {
     "authors": tuple, "contributors": tuple, "hidden_paths": tuple, "solution_paths": tuple,
     "reference_tests": dict, "reference_answers": dict,
     "expected_tests": _tuple_or_none, "expected_skips": _tuple_or_none, "canary_sources": _tuple_or_none,
-    "variants": _tuple_or_none,
+    "variants": _tuple_or_none, "grading_mode": GradingMode,
     "observation_key": lambda key: None if key is None else {name: tuple(values) for name, values in key.items()},
 }
 
@@ -204,7 +204,7 @@ class Instance:
     expected_tests: tuple[str, ...] | None = None
     # Tests the reference run left skipped (allowed to stay skipped); None until recorded.
     expected_skips: tuple[str, ...] | None = None
-    grading_mode: str = GRADING_TESTS  # or GRADING_BUILD_ONLY (utils/judging/verdict.py)
+    grading_mode: GradingMode = GradingMode.TESTS  # or BUILD_ONLY (utils/judging/verdict.py)
     # The untouched stub resolves (refactoring exercises, build-only ones); None: not graded.
     stub_passes: bool | None = None
     # Tests that may be planted as canaries at grading (utils/judging/canaries.py); None: not recorded.
@@ -244,7 +244,7 @@ class Instance:
     def checks_off(self) -> tuple[str, ...]:
         """The checks grading cannot make on this instance because preparation did not record
         what they need (CHECKS; a fast preparation records nothing): () when all are on."""
-        if self.grading_mode == GRADING_BUILD_ONLY:
+        if self.grading_mode == GradingMode.BUILD_ONLY:
             return ()  # nothing runs: neither check applies
         recorded = {CHECK_EXPECTED_TESTS: self.expected_tests, CHECK_CANARIES: self.canary_sources}
         return tuple(check for check in CHECKS if recorded[check] is None)
@@ -253,7 +253,7 @@ class Instance:
     def variants_missing(self) -> bool:
         """Grading with --variants would plant none here because preparation recorded none
         (a language with a deriver, tests graded, no recording): the run says so."""
-        return (self.grading_mode != GRADING_BUILD_ONLY and self.language_spec.variants is not None
+        return (self.grading_mode != GradingMode.BUILD_ONLY and self.language_spec.variants is not None
                 and not self.variants_recorded)
 
 

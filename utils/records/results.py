@@ -5,12 +5,12 @@ try files) is utils/records/run_dir.py's, the one owner of the run directory; lo
 and scoring it once is utils/records/loaded_run.py's.
 A run with --tries 2 (Aider's two-try protocol, utils/pipeline/instance.py) keeps each earlier
 try's files under try names (run_dir.try_files); the plain names hold the last try's.
-A run with --attempts K > 1 (independent agent runs of each instance, utils/run.py) keeps each
+A run with --attempts K > 1 (independent agent runs of each instance, utils/run/attempts.py) keeps each
 attempt's own result and files (run_dir.RunDirectory.attempt); the instance's result file keeps
 attempt 1's keys at its top level and lists every attempt under `attempt_results`, and the
 run report adds the estimators of utils/records/estimators.py (RunReport.attempts_json).
 A staged run (--stages) adds `stages`, `ended_at_stage` and `ended_because` to the run report:
-utils/pipeline/stages.py documents them.
+utils/run/stages.py documents them.
 Buckets and reasons: utils/outcomes.py.
 """
 
@@ -23,9 +23,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
-from ..outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, Reason
+from ..outcomes import BUCKETS, FINISHED_BUCKETS, Bucket, GradingMode, Reason
 from ..judging.patches import SuspiciousLine, TamperRecord
-from ..judging.verdict import GRADING_BUILD_ONLY, GRADING_TESTS
 from .estimators import Attempts, Interval, clopper_pearson, mean_pass_at_k, mean_pass_hat_k, mean_score_interval
 from .run_dir import RunDirectory, try_files
 
@@ -100,7 +99,7 @@ class InstanceResult:
     seconds: PhaseSeconds = field(default_factory=PhaseSeconds)  # {agent, grading, tests, total}
     canaries: list[str] = field(default_factory=list)  # tests planted as canaries in this grading
                                           # (utils/canaries.py); their own results are not in `tests`
-    grading_mode: str = GRADING_TESTS     # "tests" | "build_only" (test-writing exercise: the build
+    grading_mode: GradingMode | str = GradingMode.TESTS  # "tests" | "build_only" (test-writing exercise: the build
                                           # decides, as upstream; listed in reports)
     stub_passes: bool | None = None       # the untouched stub resolves this instance (refactoring
                                           # exercises, build-only ones); None: not known
@@ -176,6 +175,7 @@ class InstanceResult:
         known = {key: value for key, value in data.items() if key in InstanceResult.__dataclass_fields__}
         known["eval_result"] = _member(Bucket, known.get("eval_result", Bucket.ERROR))
         known["reason"] = _member(Reason, known.get("reason", ""))
+        known["grading_mode"] = _member(GradingMode, known.get("grading_mode", GradingMode.TESTS))
         known["tamper"] = _records(TamperRecord, known.get("tamper"))
         known["suspicious"] = _records(SuspiciousLine, known.get("suspicious"))
         known["seconds"] = PhaseSeconds.from_dict(known.get("seconds"))
@@ -298,7 +298,7 @@ def _sum_or_none(values: Iterable[float | None]) -> float | None:
     return round(sum(present), 3) if present else None
 
 
-Vocabulary = TypeVar("Vocabulary", Bucket, Reason)
+Vocabulary = TypeVar("Vocabulary", Bucket, Reason, GradingMode)
 Record = TypeVar("Record", TamperRecord, SuspiciousLine)
 
 
@@ -350,7 +350,7 @@ class RunReport:
     @property
     def success_rate_sum(self) -> Fraction:
         """The instances' success rates (successes / attempts) summed, exactly: the numerator of
-        accuracy_score, and of a stage's accuracy (utils/pipeline/stages.py)."""
+        accuracy_score, and of a stage's accuracy (utils/run/stages.py)."""
         return sum((Fraction(item.successes, item.attempts) for row in self.attempt_counts.values()
                     for item in row.values()), Fraction(0))
 
@@ -464,8 +464,8 @@ class RunReport:
             "agent_usage": self.agent_usage,
             "instances_in_several_result_files": self.instances_in_several_result_files,
             "resolved_with_suspicious_lines": self.resolved_with_suspicious_lines,
-            "graded_by": {GRADING_TESTS: self.submitted_instances - len(self.build_only_ids),
-                          GRADING_BUILD_ONLY: len(self.build_only_ids), "build_only_ids": self.build_only_ids},
+            "graded_by": {GradingMode.TESTS: self.submitted_instances - len(self.build_only_ids),
+                          GradingMode.BUILD_ONLY: len(self.build_only_ids), "build_only_ids": self.build_only_ids},
             "stub_passes_ids": self.stub_passes_ids,
             "resolved_stub_passes": self.resolved_stub_passes,
             "accuracy_score_excluding_stub_passes": self.accuracy_score_excluding_stub_passes,
@@ -521,7 +521,7 @@ def build_run_report(model_name_or_path: str, selected_ids: Sequence[str], resul
         reasons=_count(result.reason for result in by_id.values()),
         per_language=_per_language(by_id.values()),
         agent_usage=_summed_usage(result.usage_over_attempts for result in by_id.values()),
-        build_only_ids=[i for i, r in by_id.items() if r.grading_mode == GRADING_BUILD_ONLY],
+        build_only_ids=[i for i, r in by_id.items() if r.grading_mode == GradingMode.BUILD_ONLY],
         stub_passes_ids=[i for i, r in by_id.items() if r.stub_passes],
         checks_off=_checks_off(by_id),
         resolved_with_suspicious_lines=[i for i, r in by_id.items() if r.eval_result == Bucket.RESOLVED and r.suspicious],

@@ -128,10 +128,10 @@ def is_plain_file_name(name: str) -> bool:
 @dataclass(frozen=True)
 class RunSettings:
     """run_settings.json: what a run directory's results were made with; a resume must match
-    every field, or its verdicts would mix agents, datasets or timeouts (utils/run.py).
+    every field, or its verdicts would mix agents, datasets or timeouts (utils/run/plan.py).
 
     The file is one flat object: the agent's identity and the dataset's hash, then the run
-    settings of the resume key (`settings`, by name, in the order utils/settings.py declares
+    settings of the resume key (`settings`, by name, in the order utils/run/settings.py declares
     them: the settings marked resume=True). Read tolerantly: a key that joined the file later
     reads as the value every run before it had (JOINED_LATER: `tries` 1); a file that is not a
     JSON object reads as unreadable and differs in every field."""

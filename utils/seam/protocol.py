@@ -1,6 +1,6 @@
 """The seam between the pipeline and where instances run: the sandbox protocol.
 
-Pipeline code (utils/pipeline/, utils/run.py) sees only the seam: what this module defines
+Pipeline code (utils/pipeline/, utils/run/) sees only the seam: what this module defines
 (`SandboxSpec`, `Sandbox`, `SandboxProvider`, ...), the errors of errors.py, and the registry
 (registry.py) that opens a backend by name. A backend is one package below the seam
 (utils/backends/<name>/); conformance.py says what every backend must do.

@@ -25,14 +25,15 @@ BACKENDS_DIR = Path(__file__).resolve().parent.parent / "backends"
 _BACKENDS_PACKAGE = __package__.rsplit(".", 1)[0] + ".backends"
 
 
-def _registered() -> dict[str, str]:
-    """name -> module of every backend package under utils/backends/."""
+def registered_backends() -> dict[str, str]:
+    """name -> module of every backend package under utils/backends/: what users can pick."""
     return {path.name: f"{_BACKENDS_PACKAGE}.{path.name}" for path in sorted(BACKENDS_DIR.iterdir())
             if (path / "__init__.py").is_file()}
 
 
-# name -> the module whose open_provider opens it; tests may point a name elsewhere.
-BACKENDS: dict[str, str] = _registered()
+# name -> the module whose open_provider opens it; tests add their own (the fake backend) or
+# point a name elsewhere.
+BACKENDS: dict[str, str] = registered_backends()
 
 
 def is_backend(name: str) -> bool:

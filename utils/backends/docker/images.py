@@ -269,7 +269,7 @@ def _first_line(error: object) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-# --- agent layers (the agent prepared by utils/seam/agent.py, over a language image) ------------
+# --- agent layers (the agent prepared by utils/agents/prepare.py, over a language image) ------------
 
 AGENT_DOCKERFILE = f"""\
 ARG LANGUAGE_IMAGE

@@ -33,20 +33,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .checkout import DEFAULT_DATASET_DIR
-from .languages import LANGUAGES
-from .outcomes import Bucket
-from .pipeline.agent_phase import AgentRunSettings
-from .pipeline.instance import InstanceJob, run_instance
-from .pipeline.pools import Sandboxes
-from .records.dataset import SUBSETS_DIR, DatasetError, Instance, load_dataset, select_instances
-from .records.results import InstanceResult
-from .records.run_dir import RunDirectory
-from .seam.agent import PreparedAgent
-from .seam.image_settings import ImageSettings
-from .seam.protocol import Limits, SandboxProvider
-from .seam.registry import open_provider
-from .run import _default_limits, check_recorded
+from ..checkout import DEFAULT_DATASET_DIR
+from ..languages import LANGUAGES
+from ..outcomes import Bucket
+from ..pipeline.agent_phase import AgentRunSettings
+from ..pipeline.instance import InstanceJob, run_instance
+from ..pipeline.pools import Sandboxes
+from ..records.dataset import SUBSETS_DIR, DatasetError, Instance, load_dataset, select_instances
+from ..records.results import InstanceResult
+from ..records.run_dir import RunDirectory
+from ..seam.agent import PreparedAgent
+from ..seam.image_settings import ImageSettings
+from ..seam.protocol import Limits, SandboxProvider
+from ..seam.registry import open_provider
+from .plan import check_recorded
+from .provision import default_limits
 from .settings import HarnessError, checked, run_config
 
 # The settings of harness() that grading reads; evaluate() takes these keywords and no others.
@@ -193,7 +194,7 @@ class Evaluator:
     def _limits(self) -> Limits:
         """The same per-container limits as a run's."""
         config = self.config
-        return _default_limits(config.max_workers, config.cpus, config.memory, config.pids_limit, config.disk)
+        return default_limits(config.max_workers, config.cpus, config.memory, config.pids_limit, config.disk)
 
 
 def _task(instance: Instance) -> Task:

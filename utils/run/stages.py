@@ -12,7 +12,7 @@ report's accuracy_score. With --attempts K, an instance counts its success rate 
 attempts (2 of 3 resolved: 2/3), so accuracy is the mean over attempts, as accuracy_score is.
 A stage passes when accuracy >= threshold (compared exactly: 4/10 passes 0.4).
 
-Pure functions only: the harness runs the stages (harness._run_stages).
+Pure functions only: the run goes through the stages in flow.py (_run_stages).
 """
 
 from __future__ import annotations

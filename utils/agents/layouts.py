@@ -4,7 +4,7 @@ HyperAgents (`domains/polyglot/`) and DGM (`polyglot/`) evaluate their own repos
 agent: their harness copies a fixed list of files from the repository root into the container,
 applies the generation's lineage patches there (`patch -p1`, diffs against that repository),
 installs its requirements.txt and runs one entry point. A layout is that list, written down
-once, so the same agent runs here unchanged (utils/seam/agent.py prepares it):
+once, so the same agent runs here unchanged (prepare.py prepares it):
 
 - `files`: (path in the host repository, path in the agent tree); missing ones are skipped,
   except the entry point;

@@ -26,9 +26,9 @@ import threading
 import time
 from pathlib import Path
 
-from ...seam.protocol import KILL_GRACE_S, ExecResult, ImageSet, SandboxSpec
-from ...seam.errors import CommandNotStarted, SandboxError
-from ...seam.transfer import CappedOutput, files_from_tar, tar_directory
+from polyglot_harness.utils.seam.protocol import KILL_GRACE_S, ExecResult, ImageSet, SandboxSpec
+from polyglot_harness.utils.seam.errors import CommandNotStarted, SandboxError
+from polyglot_harness.utils.seam.transfer import CappedOutput, files_from_tar, tar_directory
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNET = 0x40000000

@@ -6,7 +6,7 @@ are written there and nowhere else. From the fields come:
 
 - the command line (`parser()`): `--NAME VALUE` per setting; a list setting takes a comma list
   and may be repeated (`--languages python,go --languages rust`); a bool is a flag;
-- `harness(**settings)` (utils/run.py; its explicit signature is checked against these fields
+- `harness(**settings)` (utils/run/flow.py; its explicit signature is checked against these fields
   by tests/test_settings.py), where an unknown keyword is one error naming it;
 - the run file (`--config FILE`, `harness(config=FILE)`), described below;
 - the frozen `RunConfig` itself, and the resume key (`RESUME_SETTINGS`: the fields marked
@@ -55,12 +55,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .checkout import DEFAULT_AGENT_DIR, DEFAULT_DATASET_DIR, DEFAULT_OUTPUT_DIR
-from .pipeline.stages import Stage, StageError, parse_stages
-from .records.dataset import METADATA_FILENAME
-from .records.run_dir import RunDirectory
-from .seam.agent_layouts import LAYOUTS
-from .seam.registry import BACKENDS, is_backend
+from ..agents.layouts import LAYOUTS
+from ..checkout import DEFAULT_AGENT_DIR, DEFAULT_DATASET_DIR, DEFAULT_OUTPUT_DIR
+from ..records.dataset import METADATA_FILENAME
+from ..records.run_dir import RunDirectory
+from ..seam.registry import BACKENDS, is_backend
+from .stages import Stage, StageError, parse_stages
 
 
 class HarnessError(RuntimeError):
@@ -196,7 +196,7 @@ def _run_name() -> str:
 @dataclass(kw_only=True, frozen=True)
 class RunConfig:
     """Every setting of one run, typed and checked per setting before anything starts (the
-    checks that involve several settings: utils/run.py check_config). The field order is the
+    checks that involve several settings: utils/run/plan.py check_config). The field order is the
     order of --help and of run_settings.json's resume keys."""
     subset: tuple[str, ...] = setting(
         (), help="small | medium | full | samples | any subsets/NAME.json, in order",

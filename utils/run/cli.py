@@ -4,9 +4,9 @@
     python harness.py --dataset datasets/polyglot --subset samples --agent oracle
     python harness.py --config run.toml --max_workers 8      # a run file; flags override it
     python harness.py --build_images_only
-    python harness.py --stages small:0.4,medium --model gpt-4o-mini   # staged (utils/stages.py)
+    python harness.py --stages small:0.4,medium --model gpt-4o-mini   # staged (utils/run/stages.py)
 
-Every run setting is declared once (utils/settings.py: type, default, check); the same names
+Every run setting is declared once (utils/run/settings.py: type, default, check); the same names
 are harness()'s keywords and a run file's keys. Python API for loops: `harness(...)` and
 `report(...)` (report.py).
 """
@@ -17,14 +17,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .pipeline.build_cache import prune_caches
-from .records.dataset import FULL_SUBSET, DatasetError, load_dataset, read_subset
-from .run import HarnessError, RunOutcome, open_backend, run
-from .seam.agent import AgentPatchError
-from .seam.image_settings import ImageSettings
-from .seam.errors import SandboxError
-from .settings import RunConfig, given_on_command_line, parser, resolve, run_config
-from .views.report import attempt_lines
+from ..agents.prepare import AgentPatchError
+from ..pipeline.build_cache import prune_caches
+from ..records.dataset import FULL_SUBSET, DatasetError, load_dataset, read_subset
+from ..seam.errors import SandboxError
+from ..seam.image_settings import ImageSettings
+from ..views.report import attempt_lines
+from .flow import RunOutcome, run
+from .provision import open_backend
+from .settings import HarnessError, RunConfig, given_on_command_line, parser, resolve, run_config
 
 
 def main(argv: list[str] | None = None) -> int:
