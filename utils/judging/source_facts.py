@@ -740,7 +740,7 @@ def string_facts(toks: list[Token], joiners: tuple[str, ...] = ("+",)) -> Iterat
         index = end + 1
 
 
-def _name_facts(toks: list[Token], head=lambda text: text) -> list[Fact]:
+def name_facts(toks: list[Token], head=lambda text: text) -> list[Fact]:
     return [Fact(NAME, name, line) for name, line, _ in chains(toks, head)]
 
 
@@ -785,9 +785,12 @@ def _js_binding(toks: list[Token], start: int, end: int) -> bool:
     return False
 
 
-def _matching(toks: list[Token], open_index: int) -> int:
+def matching(toks: list[Token], open_index: int) -> int:
     """The index of the bracket closing toks[open_index] (the last token when none does)."""
     return toks.pairs.get(open_index, len(toks) - 1)
+
+
+_matching = matching
 
 
 def _js_declared(toks: list[Token]) -> dict[str, list[tuple[int, int]]]:
@@ -965,7 +968,7 @@ def go_facts(text: str) -> tuple[Fact, ...]:
     facts, aliases = _go_imports(toks)
     facts += [Fact(DIRECTIVE, comment.text[2:].strip(), comment.line) for comment in comments
               if re.match(r"//(go:|export\b|line\b)", comment.text)]
-    facts += _name_facts(toks, lambda name: aliases.get(name, name))
+    facts += name_facts(toks, lambda name: aliases.get(name, name))
     facts += list(string_facts(toks))
     return tuple(facts)
 
@@ -1001,7 +1004,7 @@ RUST = Dialect(name="rust", nested_comments=True, single_quote="rust", raw_strin
 
 def rust_facts(text: str) -> tuple[Fact, ...]:
     toks, _ = tokens(text, RUST)
-    facts = _name_facts(toks) + list(string_facts(toks, joiners=()))
+    facts = name_facts(toks) + list(string_facts(toks, joiners=()))
     facts += _rust_attributes(toks) + _rust_uses(toks)
     for index, token in enumerate(toks[:-1]):
         if token.kind == ID and token.text == "extern" and toks[index + 1].kind in (STR, ID):
