@@ -27,8 +27,13 @@ from .source_facts import ID, NUM, PUNCT, STR, Token, TokenList, decode_escapes
 from .syntax import Source
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*|\$[\w$]*")
-# The loose lexer of uncovered text: identifiers, quoted strings, numbers, any other character.
+# The loose lexer of text no leaf covers: identifiers, quoted strings, numbers, any other
+# character (no comments: nothing it reads may disappear).
 _LOOSE = re.compile(r"(?P<id>[^\W\d][\w$]*)|(?P<str>\"(?:[^\"\\\n]|\\.)*\"?)|(?P<num>\d\w*)|(?P<punct>\S)")
+# The re-reading of an ERROR region, added to the tree's tokens: comments skipped, a string
+# running to its line's end when unterminated (as the old tokenizer read it), raw strings, chars.
+_RECOVERY = re.compile(r"(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))|(?P<str>\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)')"
+                       r"|(?P<raw>`[^`]*`?)|(?P<id>[^\W\d][\w$]*)|(?P<num>\d\w*)|(?P<punct>\S)", re.S)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,16 +67,35 @@ def between(text: str) -> str:
 
 @dataclass(frozen=True)
 class Lexed:
-    tokens: TokenList
+    tokens: TokenList      # the tree's leaves
+    recovered: TokenList   # the ERROR regions re-read by `_RECOVERY` (empty when the parse is clean)
     comments: list[Token]  # each comment's text as written and its first line
     has_errors: bool
+
+    @property
+    def streams(self) -> tuple[TokenList, ...]:
+        """What a reader reads, its facts united: the leaves, then any re-read ERROR region."""
+        return (self.tokens, self.recovered) if self.recovered else (self.tokens,)
 
 
 def lex(text: str, lexicon: Lexicon) -> Lexed:
     source = Source(lexicon.language, lexicon.prepare(text))
     lexer = _Lexer(source, lexicon)
     lexer.run()
-    return Lexed(TokenList(lexer.out), lexer.comments, source.has_errors)
+    return Lexed(TokenList(lexer.out), TokenList(lexer.recovered), lexer.comments, source.has_errors)
+
+
+def recover(text: str, line: int, spelling: Callable[[str], str]) -> Iterator[Token]:
+    """The tokens of an ERROR region read without the grammar."""
+    for match in _RECOVERY.finditer(text):
+        at = line + text.count("\n", 0, match.start())
+        if match["str"] or match["raw"]:
+            value = match.group(0)
+            yield Token(STR, between(value) if match["raw"] else quoted(value), at)
+        elif match["id"]:
+            yield Token(ID, spelling(match["id"]), at)
+        elif match["num"] or match["punct"]:
+            yield Token(NUM if match["num"] else PUNCT, match.group(0), at)
 
 
 class _Lexer:
@@ -79,6 +103,8 @@ class _Lexer:
         self.source, self.lexicon = source, lexicon
         self.out: list[Token] = []
         self.comments: list[Token] = []
+        self.recovered: list[Token] = []
+        self.recovered_to = 0
         self.covered = 0  # the byte up to which nodes have accounted for the text
 
     def run(self) -> None:
@@ -96,7 +122,15 @@ class _Lexer:
             if node.child_count == 0 or node.type in self.lexicon.strings or node.type in self.lexicon.comments:
                 yield node
             else:
+                self._note_error(node)
                 stack.extend(reversed(node.children))
+
+    def _note_error(self, node: tree_sitter.Node) -> None:
+        """An outermost ERROR node: its text re-read loosely (`recover`)."""
+        if node.type == "ERROR" and node.start_byte >= self.recovered_to:
+            text = self.source.text_of(node)
+            self.recovered += recover(text, node.start_point.row + 1, self.lexicon.spelling)
+            self.recovered_to = node.end_byte
 
     def _unit(self, node: tree_sitter.Node) -> None:
         text, line = self.source.text_of(node), node.start_point.row + 1
@@ -109,13 +143,18 @@ class _Lexer:
         elif node.is_error or node.type == "ERROR":
             self._loose(text, line)
         else:
-            self.out.append(self._leaf(text, line))
+            self._leaf(text, line)
 
-    def _leaf(self, text: str, line: int) -> Token:
-        if text[:1].isdigit():
-            return Token(NUM, text, line)
+    def _leaf(self, text: str, line: int) -> None:
         name = self.lexicon.spelling(text)
-        return Token(ID, name, line) if _IDENTIFIER.fullmatch(name) else Token(PUNCT, text, line)
+        if text[:1].isdigit():
+            self.out.append(Token(NUM, text, line))
+        elif _IDENTIFIER.fullmatch(name):
+            self.out.append(Token(ID, name, line))
+        elif re.search(r"\w", text):
+            self._loose(text, line)  # a keyword with its punctuation (`macro_rules!`)
+        else:
+            self.out.append(Token(PUNCT, text, line))
 
     def _gap(self, end: int, line: int) -> None:
         """Text between the last node read and `end` that is not white space: read loosely."""

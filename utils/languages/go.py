@@ -363,19 +363,20 @@ def go_facts(text: str) -> tuple[Fact, ...]:
     """Imports (`import . "os"` a directive too), `//go:` comments, names as used with the
     import aliases resolved (`import x "os"; x.Exit` is `os.Exit`), strings (`+` folded)."""
     lexed = tree_facts.lex(text, LEXICON)
-    facts, aliases = _go_imports(lexed.tokens)
+    facts, aliases = [], {}
+    for toks in lexed.streams:
+        facts += _go_imports(toks, aliases)
     facts += [Fact(DIRECTIVE, comment.text[2:].removesuffix("*/").strip(), comment.line) for comment in lexed.comments
               if _DIRECTIVE_COMMENT.match(comment.text)]
-    facts += name_facts(lexed.tokens, lambda name: aliases.get(name, name))
-    facts += list(string_facts(lexed.tokens))
+    for toks in lexed.streams:
+        facts += name_facts(toks, lambda name: aliases.get(name, name)) + list(string_facts(toks))
     return tuple(facts)
 
 
-def _go_imports(toks: TokenList) -> tuple[list[Fact], dict[str, str]]:
-    """Every path an `import` declaration names, and the name each binds (its alias, or the
-    path's last element)."""
+def _go_imports(toks: TokenList, aliases: dict[str, str]) -> list[Fact]:
+    """Every path an `import` declaration names; the name each binds (its alias, or the
+    path's last element) noted in `aliases`."""
     facts: list[Fact] = []
-    aliases: dict[str, str] = {}
     for index, token in enumerate(toks):
         if token.kind == ID and token.text == "import":
             opens = index + 1 < len(toks) and toks[index + 1].text == "("
@@ -383,7 +384,7 @@ def _go_imports(toks: TokenList) -> tuple[list[Fact], dict[str, str]]:
             for at in range(index + 1, min(end + 1, len(toks))):
                 if toks[at].kind == STR:
                     facts += _go_import(toks[at], toks[at - 1], aliases)
-    return facts, aliases
+    return facts
 
 
 def _go_import(path: Token, before: Token, aliases: dict[str, str]) -> list[Fact]:

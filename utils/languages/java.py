@@ -53,8 +53,8 @@ def guard_java_source(path: str, content: bytes) -> str | None:
     compile error."""
     if not path.endswith(".java"):
         return None
-    toks = tree_facts.lex(content.decode("utf-8", errors="replace"), LEXICON).tokens
-    if any(token.kind == ID and token.text == "package" for token in toks):
+    streams = tree_facts.lex(content.decode("utf-8", errors="replace"), LEXICON).streams
+    if any(token.kind == ID and token.text == "package" for toks in streams for token in toks):
         return "declares_a_package"
     return None
 
@@ -270,9 +270,11 @@ _HARMLESS_PROPERTIES = {"line.separator", "file.separator", "path.separator"}
 def java_facts(text: str) -> tuple[Fact, ...]:
     """Names as written (`System.getProperty`, a call marked `()`), imports (each a name too:
     `import static java.lang.System.*` is `java.lang.System.*`), strings (`+` folded)."""
-    toks = tree_facts.lex(text, LEXICON).tokens
-    facts = [Fact(NAME, _property_read(toks, name, end), line) for name, line, end in chains(toks)]
-    return tuple(facts + list(string_facts(toks)) + _java_imports(toks))
+    facts: list[Fact] = []
+    for toks in tree_facts.lex(text, LEXICON).streams:
+        facts += [Fact(NAME, _property_read(toks, name, end), line) for name, line, end in chains(toks)]
+        facts += list(string_facts(toks)) + _java_imports(toks)
+    return tuple(facts)
 
 
 def _property_read(toks: TokenList, name: str, end: int) -> str:

@@ -286,9 +286,10 @@ def rust_facts(text: str) -> tuple[Fact, ...]:
     """Paths as written (`std::process::exit`, a macro marked `!`), `use` trees expanded,
     strings, and directives: every identifier of an attribute (`#[…]`, `#![…]`), `extern`
     with what follows it (`extern "C"`, `extern crate test`)."""
-    toks = tree_facts.lex(text, LEXICON).tokens
-    facts = name_facts(toks) + list(string_facts(toks, joiners=()))
-    facts += _rust_attributes(toks) + _rust_uses(toks) + _rust_externs(toks)
+    facts: list[Fact] = []
+    for toks in tree_facts.lex(text, LEXICON).streams:
+        facts += name_facts(toks) + list(string_facts(toks, joiners=()))
+        facts += _rust_attributes(toks) + _rust_uses(toks) + _rust_externs(toks)
     return tuple(facts)
 
 
