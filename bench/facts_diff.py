@@ -9,7 +9,7 @@ into a module beside the new code. Corpora: every .go/.rs/.java file of the benc
 benchmark's files cut at half its length (`truncated`: the parse has errors; what the new reader
 loses there is what error recovery hides). Printed per corpus and language: files, files whose
 parse has errors, files with any difference, facts only the old reader yields (`lost`) and only
-the new one (`gained`), then the first `--show` differences.
+the new one (`gained`), each reader's total time, then the first `--show` differences.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import importlib.util
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterable
@@ -69,8 +70,14 @@ def fact_set(facts: Iterable) -> FactSet:
 def compare(language: str, cases: list[tuple[str, str]], old: Callable, shown: list[str], show: int) -> Counter:
     module = LANGUAGES[language][1]
     tally: Counter = Counter(files=len(cases))
+    new = getattr(module, f"{language}_facts")
     for label, text in cases:
-        before, after = fact_set(old(text)), fact_set(getattr(module, f"{language}_facts")(text))
+        started = time.perf_counter()
+        before = fact_set(old(text))
+        middle = time.perf_counter()
+        after = fact_set(new(text))
+        tally["old_ms"] += (middle - started) * 1000
+        tally["new_ms"] += (time.perf_counter() - middle) * 1000
         tally["parse_errors"] += tree_facts.lex(text, module.LEXICON).has_errors
         lost, gained = before - after, after - before
         tally["differ"] += bool(lost or gained)
@@ -88,12 +95,13 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=20)
     args = parser.parse_args()
     readers, shown = old_readers(args.old), []
-    print(f"{'corpus':<10} {'language':<6} {'files':>6} {'errors':>6} {'differ':>6} {'lost':>6} {'gained':>6}")
+    print(f"{'corpus':<10} {'language':<6} {'files':>6} {'errors':>6} {'differ':>6} {'lost':>6} {'gained':>6}"
+          f" {'old ms':>7} {'new ms':>7}")
     for language in LANGUAGES:
         for corpus, cases in corpora(args.benchmark_dir, language).items():
             tally = compare(language, cases, readers[language], shown, args.show)
             print(f"{corpus:<10} {language:<6} {tally['files']:>6} {tally['parse_errors']:>6} {tally['differ']:>6} "
-                  f"{tally['lost']:>6} {tally['gained']:>6}")
+                  f"{tally['lost']:>6} {tally['gained']:>6} {tally['old_ms']:>7.0f} {tally['new_ms']:>7.0f}")
     print("\n".join(shown))
 
 
