@@ -87,8 +87,7 @@ def lex(text: str, lexicon: Lexicon) -> Lexed:
 
 def recover(text: str, line: int, spelling: Callable[[str], str]) -> Iterator[Token]:
     """The tokens of an ERROR region read without the grammar."""
-    for match in _RECOVERY.finditer(text):
-        at = line + text.count("\n", 0, match.start())
+    for match, at in _lines(_RECOVERY.finditer(text), text, line):
         if match["str"] or match["raw"]:
             value = match.group(0)
             yield Token(STR, between(value) if match["raw"] else quoted(value), at)
@@ -96,6 +95,15 @@ def recover(text: str, line: int, spelling: Callable[[str], str]) -> Iterator[To
             yield Token(ID, spelling(match["id"]), at)
         elif match["num"] or match["punct"]:
             yield Token(NUM if match["num"] else PUNCT, match.group(0), at)
+
+
+def _lines(matches: Iterator[re.Match[str]], text: str, line: int) -> Iterator[tuple[re.Match[str], int]]:
+    """Each match with its line, counted as the matches advance (linear in the text)."""
+    counted = 0
+    for match in matches:
+        line += text.count("\n", counted, match.start())
+        counted = match.start()
+        yield match, line
 
 
 class _Lexer:
@@ -164,8 +172,7 @@ class _Lexer:
                 self._loose(gap, line - gap.count("\n"))
 
     def _loose(self, text: str, line: int) -> None:
-        for match in _LOOSE.finditer(text):
-            at = line + text.count("\n", 0, match.start())
+        for match, at in _lines(_LOOSE.finditer(text), text, line):
             if match["str"]:
                 self.out.append(Token(STR, quoted(match["str"]), at))
             elif match["id"]:
