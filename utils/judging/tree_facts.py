@@ -1,18 +1,19 @@
 """Source files as tokens through tree-sitter (host-only, pure): the lexing half of the source
 policy's readers for Go, Rust and Java (issue 34), on the parse layer of utils/judging/syntax.py.
 
-A language declares a `Lexicon`, a small table of node types: which nodes are string literals
-(and how their text becomes a value), which are comments. `tokens` turns one parse into the
-token stream the fact readers of utils/judging/source_facts.py read (`chains`,
-`string_facts`): every leaf of the tree in source order, a string node as one decoded value,
-comments dropped. The language modules read their imports, aliases and directives from
-that stream.
+A language declares a `Lexicon`, a small table of node types: which nodes are literals (and how
+a literal's text becomes its value), which are comments, how the compiler sees the text before
+lexing (Java's unicode escapes) and an identifier's name (Rust's `r#exit`). `lex` turns one parse
+into the token stream the fact readers of utils/judging/source_facts.py read (`chains`,
+`string_facts`): every leaf of the tree in source order, a literal as one decoded value,
+comments aside. The language modules read their imports, aliases and directives from it.
 
-Error recovery cannot hide a name: every leaf counts, inside ERROR nodes too, and any text
-no leaf covers (an ERROR leaf, bytes tree-sitter skipped) is read by a loose lexer of
-identifiers, quoted strings and single characters, so a construct the grammar does not know
-yields at least the tokens of its words. The readers match token patterns, never the tree's
-shape, so a misparse changes no fact the tokens still show.
+Error recovery cannot hide a name: every leaf counts, inside ERROR nodes too; text no leaf
+covers (an ERROR leaf, bytes tree-sitter skipped) is read by a loose lexer of identifiers,
+quoted strings and single characters; and each outermost ERROR region is re-read on its own
+(`recover`: comments skipped, an unterminated string to its line's end) into a second stream
+whose facts the readers add (`Lexed.streams`). The readers match token patterns, never the
+tree's shape, so a misparse changes no fact the tokens still show.
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from .syntax import Source
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*|\$[\w$]*")
 # The loose lexer of text no leaf covers: identifiers, quoted strings, numbers, any other
-# character (no comments: nothing it reads may disappear).
-_LOOSE = re.compile(r"(?P<id>[^\W\d][\w$]*)|(?P<str>\"(?:[^\"\\\n]|\\.)*\"?)|(?P<num>\d\w*)|(?P<punct>\S)")
+# character but the path separators `::` and `->` (no comments: nothing it reads may disappear).
+_LOOSE = re.compile(r"(?P<id>[^\W\d][\w$]*)|(?P<str>\"(?:[^\"\\\n]|\\.)*\"?)|(?P<num>\d\w*)|(?P<punct>::|->|\S)")
 # The re-reading of an ERROR region, added to the tree's tokens: comments skipped, a string
 # running to its line's end when unterminated (as the old tokenizer read it), raw strings, chars.
 _RECOVERY = re.compile(r"(?P<comment>//[^\n]*|/\*.*?(?:\*/|\Z))|(?P<str>\"(?:[^\"\\\n]|\\.)*\"?|'(?:[^'\\\n]|\\.)')"
-                       r"|(?P<raw>`[^`]*`?)|(?P<id>[^\W\d][\w$]*)|(?P<num>\d\w*)|(?P<punct>\S)", re.S)
+                       r"|(?P<raw>`[^`]*`?)|(?P<id>[^\W\d][\w$]*)|(?P<num>\d\w*)|(?P<punct>::|->|\S)", re.S)
 
 
 @dataclass(frozen=True, kw_only=True)
