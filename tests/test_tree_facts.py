@@ -107,6 +107,11 @@ def test_comments_are_no_facts_and_hide_no_code():
     assert refused_rules("rust", nested) == set()
     assert "process_control" in refused_rules("rust", "/* /* */ */ fn f() { std::process::exit(0) }\n")
     assert "process_control" in refused_rules("go", 'package p\nimport "os"\n/* */ func f() { os.Exit(0) }\n')
+    assert refused_rules("rust", "/* /*/ */ std::process::exit(0); */\nfn f() {}\n") == set()  # `/*/` opens one
+    assert "process_control" in refused_rules("rust", "fn f() { /*/**/*/ std::process::exit(0) }\n")
+    assert "process_control" in refused_rules("rust", "fn f() { let c = '/'; /* '*/ std::process::exit(0) }\n")
+    assert "process_control" in refused_rules("go", "package p\nimport \"os\"\nvar r = '`'\nfunc f() { os.Exit(0) }\n"
+                                                    "var q = '`'\n")  # a rune is no raw string
 
 
 def test_go_import_aliases_resolve_in_a_group_and_line_directives_in_block_comments_count():
