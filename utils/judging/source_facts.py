@@ -5,14 +5,15 @@ Python is read through its own syntax tree (`ast`): imports and their aliases re
 a computed attribute of a module or of the builtins marked `<module>.?`, an assignment to a
 module's attribute marked `<name>=`, docstrings left out.
 
-The others go through one tokenizer (`tokens`) that drops comments and reads every string
-form as a string (escapes decoded; raw, template, text-block, byte and char literals), then
-language readers turn tokens into facts: qualified names as written (`std::process::exit`,
-`os.Exit` with Go's import aliases resolved, `a["b"]` read as `a.b`, a computed
-`a[expr]` as `a[]`, a call marked `()`), imports, strings (adjacent literals joined by `+`
-folded), and directives (Rust attributes and `extern "ABI"`, Go's `//go:` comments, C++
-preprocessor lines and GNU attributes). Java's `\\uXXXX` escapes are decoded before
-tokenising, as javac does; JavaScript's inside identifiers.
+JavaScript and C++ go through one tokenizer (`tokens`) that drops comments and reads every
+string form as a string (escapes decoded; raw, template and char literals); Go, Rust and Java
+are lexed by tree-sitter (utils/judging/tree_facts.py) into the same tokens. Readers turn
+tokens into facts: qualified names as written (`chains`: `std::process::exit`, `os.Exit`,
+`a["b"]` read as `a.b`, a computed `a[expr]` as `a[]`, a call marked `()`), strings
+(`string_facts`: adjacent literals joined by `+` folded), and each language's imports and
+directives (the Go, Rust and Java readers live in their language modules; here C++'s
+preprocessor lines and GNU attributes, JavaScript's imports). JavaScript's `\\u` escapes are
+decoded inside identifiers.
 """
 
 from __future__ import annotations
@@ -296,11 +297,8 @@ class Token:
 @dataclass(kw_only=True, frozen=True)
 class Dialect:
     name: str
-    nested_comments: bool = False     # Rust's /* /* */ */
-    backtick: str = ""                # "raw" (Go), "template" (JavaScript)
-    single_quote: str = "char"        # "char" (C-like, Go rune), "string" (JavaScript), "rust" (char or lifetime)
-    raw_strings: str = ""             # "rust" (r#"…"#), "cpp" (R"d(…)d")
-    text_blocks: bool = False         # Java's """…"""
+    backtick: str = ""                # "template" (JavaScript)
+    raw_strings: str = ""             # "cpp" (R"d(…)d")
     regex_literals: bool = False      # JavaScript's /…/flags
     digit_separator: str = ""         # C++'s 1'000'000
     line_directives: bool = False     # C/C++ preprocessor lines (`#` or `%:` first on a line), digraphs
@@ -334,12 +332,6 @@ def decode_escapes(body: str) -> str:
         return _SIMPLE_ESCAPES.get(escape, escape)
     return re.sub(r"\\(x[0-9A-Fa-f]{1,2}|u\{[0-9A-Fa-f]{1,6}\}|u+[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[0-7]{1,3}|.|\n)",
                   one, body, flags=re.S)
-
-
-def java_unicode_escapes(text: str) -> str:
-    """Java source after the \\uXXXX translation javac does before anything else (an escape
-    whose backslash is itself escaped stays)."""
-    return re.sub(r"(?<!\\)((?:\\\\)*)\\u+([0-9A-Fa-f]{4})", lambda m: m.group(1) + chr(int(m.group(2), 16)), text)
 
 
 class _Scanner:
@@ -389,12 +381,9 @@ class _Scanner:
             elif char.isalpha() or char in "_$" or ord(char) > 127:
                 self.identifier()
             elif char == '"':
-                if self.dialect.text_blocks and text.startswith('"""', self.pos):
-                    self.delimited('"""', escapes=True)
-                else:
-                    self.delimited('"', escapes=True)
+                self.delimited('"', escapes=True)
             elif char == "'":
-                self.single_quote()
+                self.delimited("'", escapes=True)
             elif char == "`" and self.dialect.backtick:
                 self.backtick()
             elif char == "/" and self.dialect.regex_literals and self.regex_allowed():
@@ -418,19 +407,8 @@ class _Scanner:
         return self.fresh_line
 
     def block_comment(self) -> None:
-        depth, index = 0, self.pos
-        while index < len(self.text):
-            if self.text.startswith("/*", index):
-                depth += 1
-                index += 2
-            elif self.text.startswith("*/", index):
-                depth -= 1
-                index += 2
-                if depth == 0 or not self.dialect.nested_comments:
-                    break
-            else:
-                index += 1
-        self.advance_to(min(index, len(self.text)))
+        end = self.text.find("*/", self.pos + 2)
+        self.advance_to(len(self.text) if end < 0 else end + 2)
 
     def directive_line(self) -> None:
         """A preprocessor line (continuations joined, comments as spaces, digraphs spelled as
@@ -470,22 +448,6 @@ class _Scanner:
 
     def raw_string_start(self) -> bool:
         text, pos = self.text, self.pos
-        if self.dialect.raw_strings == "rust":
-            match = re.compile(r"(?:b|c)?r(#*)\"").match(text, pos)
-            if match:
-                closing = '"' + match.group(1)
-                end = text.find(closing, match.end())
-                end = len(text) if end < 0 else end
-                self.emit(STR, text[match.end():end], self.line)
-                self.advance_to(end + len(closing))
-                return True
-            if text.startswith("r#", pos) and re.compile(r"r#[A-Za-z_]").match(text, pos):
-                self.advance_to(pos + 2)  # a raw identifier is the identifier
-                self.identifier()
-                return True
-            if re.compile(r"[bc][\"']").match(text, pos):
-                self.advance_to(pos + 1)  # byte / C strings: the literal follows
-                return False
         if self.dialect.raw_strings == "cpp":
             match = re.compile(r"(?:u8|u|U|L)?R\"([^()\\\s]{0,16})\(").match(text, pos)
             if match:
@@ -506,30 +468,14 @@ class _Scanner:
         while index < len(self.text) and not self.text.startswith(quote, index):
             if escapes and self.text[index] == "\\":
                 index += 1
-            elif quote in "\"'" and self.text[index] == "\n" and self.dialect.name != "rust":
+            elif quote in "\"'" and self.text[index] == "\n":
                 break  # an unterminated literal ends at its line
             index += 1
         body = self.text[self.pos + len(quote):index]
         self.emit(STR, decode_escapes(body) if escapes else body, line)
         self.advance_to(min(index + len(quote), len(self.text)))
 
-    def single_quote(self) -> None:
-        mode = self.dialect.single_quote
-        if mode == "rust":
-            text, pos = self.text, self.pos
-            if not (text.startswith("'\\", pos) or text[pos + 2:pos + 3] == "'"):
-                self.emit(PUNCT, "'", self.line)  # a lifetime or a label
-                self.advance_to(pos + 1)
-                return
-        self.delimited("'", escapes=True)
-
     def backtick(self) -> None:
-        if self.dialect.backtick == "raw":
-            end = self.text.find("`", self.pos + 1)
-            end = len(self.text) if end < 0 else end
-            self.emit(STR, self.text[self.pos + 1:end], self.line)
-            self.advance_to(end + 1)
-            return
         self.advance_to(self.pos + 1)
         self.template_chunk()
 
@@ -662,8 +608,6 @@ class TokenList(list):
 
 def tokens(text: str, dialect: Dialect) -> tuple[TokenList, list[Token]]:
     """(tokens, line comments) of a source file in `dialect`."""
-    if dialect.name == "java":
-        text = java_unicode_escapes(text)
     scanner = _Scanner(text, dialect)
     return TokenList(scanner.run()), scanner.comments
 
@@ -740,13 +684,13 @@ def string_facts(toks: list[Token], joiners: tuple[str, ...] = ("+",)) -> Iterat
         index = end + 1
 
 
-def _name_facts(toks: list[Token], head=lambda text: text) -> list[Fact]:
+def name_facts(toks: list[Token], head=lambda text: text) -> list[Fact]:
     return [Fact(NAME, name, line) for name, line, _ in chains(toks, head)]
 
 
 # --- JavaScript -----------------------------------------------------------------------------
 
-JAVASCRIPT = Dialect(name="javascript", backtick="template", single_quote="string", regex_literals=True)
+JAVASCRIPT = Dialect(name="javascript", backtick="template", regex_literals=True)
 _JS_DECLARES = {"let", "const", "var", "function", "class"}
 _JS_CONTROL = {"if", "for", "while", "switch", "catch", "function", "with", "return", "typeof", "await", "new"}
 
@@ -785,9 +729,12 @@ def _js_binding(toks: list[Token], start: int, end: int) -> bool:
     return False
 
 
-def _matching(toks: list[Token], open_index: int) -> int:
+def matching(toks: list[Token], open_index: int) -> int:
     """The index of the bracket closing toks[open_index] (the last token when none does)."""
     return toks.pairs.get(open_index, len(toks) - 1)
+
+
+_matching = matching
 
 
 def _js_declared(toks: list[Token]) -> dict[str, list[tuple[int, int]]]:
@@ -953,139 +900,6 @@ def _js_imports(toks: list[Token]) -> list[Fact]:
         elif token.text == "require":
             facts.append(Fact(IMPORT, "?", token.line))  # `require` passed around: any module
     return facts
-
-
-# --- Go -------------------------------------------------------------------------------------
-
-GO = Dialect(name="go", backtick="raw")
-
-
-def go_facts(text: str) -> tuple[Fact, ...]:
-    toks, comments = tokens(text, GO)
-    facts, aliases = _go_imports(toks)
-    facts += [Fact(DIRECTIVE, comment.text[2:].strip(), comment.line) for comment in comments
-              if re.match(r"//(go:|export\b|line\b)", comment.text)]
-    facts += _name_facts(toks, lambda name: aliases.get(name, name))
-    facts += list(string_facts(toks))
-    return tuple(facts)
-
-
-def _go_imports(toks: list[Token]) -> tuple[list[Fact], dict[str, str]]:
-    facts: list[Fact] = []
-    aliases: dict[str, str] = {}
-    index = 0
-    while index < len(toks):
-        if toks[index].kind == ID and toks[index].text == "import":
-            specs_end = _matching(toks, index + 1) if index + 1 < len(toks) and toks[index + 1].text == "(" else index + 3
-            cursor = index + 1
-            while cursor < min(specs_end + 1, len(toks)):
-                token = toks[cursor]
-                if token.kind == STR:
-                    previous = toks[cursor - 1]
-                    alias = previous.text if previous.kind == ID or previous.text in (".", "_") else None
-                    alias = None if previous.text == "import" else alias
-                    facts.append(Fact(IMPORT, token.text, token.line))
-                    if alias == ".":
-                        facts.append(Fact(DIRECTIVE, f"dot_import {token.text}", token.line))
-                    aliases[alias or token.text.rsplit("/", 1)[-1]] = token.text
-                cursor += 1
-            index = specs_end
-        index += 1
-    return facts, aliases
-
-
-# --- Rust -----------------------------------------------------------------------------------
-
-RUST = Dialect(name="rust", nested_comments=True, single_quote="rust", raw_strings="rust")
-
-
-def rust_facts(text: str) -> tuple[Fact, ...]:
-    toks, _ = tokens(text, RUST)
-    facts = _name_facts(toks) + list(string_facts(toks, joiners=()))
-    facts += _rust_attributes(toks) + _rust_uses(toks)
-    for index, token in enumerate(toks[:-1]):
-        if token.kind == ID and token.text == "extern" and toks[index + 1].kind in (STR, ID):
-            facts.append(Fact(DIRECTIVE, f"extern {toks[index + 1].text} {toks[index + 2].text if index + 2 < len(toks) else ''}".strip(), token.line))
-    return tuple(facts)
-
-
-def _rust_attributes(toks: list[Token]) -> list[Fact]:
-    """Every identifier inside `#[…]` / `#![…]` (so `cfg_attr(…, link_section = …)` too)."""
-    facts = []
-    for index, token in enumerate(toks):
-        if token.kind == PUNCT and token.text == "#":
-            opener = index + 2 if index + 1 < len(toks) and toks[index + 1].text == "!" else index + 1
-            if opener < len(toks) and toks[opener].text == "[":
-                close = _matching(toks, opener)
-                facts += [Fact(DIRECTIVE, t.text, t.line) for t in toks[opener + 1:close] if t.kind == ID]
-    return facts
-
-
-def _rust_uses(toks: list[Token]) -> list[Fact]:
-    """`use` trees expanded to full paths: `use std::{fs, process as p};` gives
-    `std::fs` and `std::process`."""
-    facts = []
-    for index, token in enumerate(toks):
-        if token.kind == ID and token.text == "use" and (not index or toks[index - 1].text in (";", "}", "{", "]", "pub", ")")):
-            end = index + 1
-            while end < len(toks) and toks[end].text != ";":
-                end += 1
-            facts += [Fact(NAME, path, token.line) for path in _use_paths(toks[index + 1:end])]
-    return facts
-
-
-def _use_paths(toks: list[Token]) -> list[str]:
-    paths, prefix_stack, current = [], [""], ""
-    skip_alias = False
-    for token in toks:
-        if skip_alias:
-            skip_alias = False
-            continue
-        if token.text == "as":
-            skip_alias = True
-        elif token.text == "{":
-            prefix_stack.append(prefix_stack[-1] + current)
-            current = ""
-        elif token.text in (",", "}"):
-            if current:
-                paths.append(prefix_stack[-1] + current)
-            current = ""
-            if token.text == "}":
-                prefix_stack.pop()
-        elif token.kind == ID or token.text in ("::", "*"):
-            current += token.text
-    if current:
-        paths.append(prefix_stack[-1] + current)
-    return [path.rstrip(":") for path in paths]
-
-
-# --- Java -----------------------------------------------------------------------------------
-
-JAVA = Dialect(name="java", text_blocks=True)
-
-
-# System properties an honest solution reads (the line separator); a call naming one is
-# read as `System.getProperty("line.separator")`, any other as `System.getProperty()`.
-_JAVA_HARMLESS_PROPERTIES = {"line.separator", "file.separator", "path.separator"}
-
-
-def java_facts(text: str) -> tuple[Fact, ...]:
-    toks, _ = tokens(text, JAVA)
-    facts = []
-    for name, line, end in chains(toks):
-        if name.removesuffix("()").endswith("getProperty") and end + 3 < len(toks) and toks[end + 2].kind == STR \
-                and toks[end + 2].text in _JAVA_HARMLESS_PROPERTIES and toks[end + 3].text == ")":
-            name = f'{name.removesuffix("()")}("{toks[end + 2].text}")'
-        facts.append(Fact(NAME, name, line))
-    facts += list(string_facts(toks))
-    for index, token in enumerate(toks):
-        if token.kind == ID and token.text == "import" and (not index or toks[index - 1].text in (";", "}")):
-            end = index + 1
-            while end < len(toks) and toks[end].text != ";":
-                end += 1
-            path = "".join(t.text for t in toks[index + 1:end] if t.text != "static")
-            facts += [Fact(IMPORT, path, token.line), Fact(NAME, path, token.line)]  # `System.*` too
-    return tuple(facts)
 
 
 # --- C++ ------------------------------------------------------------------------------------

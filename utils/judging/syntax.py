@@ -38,7 +38,10 @@ class Source:
         self.text = text
         self.data = text.encode("utf-8", errors="surrogateescape")
         self.tree = tree_sitter.Parser(grammar(language)).parse(self.data)
-        self._byte_starts = _byte_offsets(text)
+
+    @functools.cached_property
+    def _byte_starts(self) -> list[int]:
+        return _byte_offsets(self.text)  # built on the first `char` (the fact readers never ask)
 
     @property
     def root(self) -> tree_sitter.Node:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..judging import runner_results, source_facts
+from ..judging import runner_results, tree_facts
+from ..judging.source_facts import ID, STR, Fact, Token, TokenList, matching, name_facts, string_facts
 from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, Mutator, Planter, TestUnit, call_arguments,
@@ -416,7 +417,52 @@ PLANTER = Planter(file_globs=("**/*_test.go",), name_style="camel", find_units=f
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 
-SOURCE_POLICY = SourcePolicy((".go",), source_facts.go_facts, rules(
+# Go as tree-sitter-go lexes it (utils/judging/tree_facts.py): strings and runes by node type.
+LEXICON = tree_facts.Lexicon(language="go", comments=frozenset({"comment"}), strings={
+    "interpreted_string_literal": tree_facts.quoted,
+    "raw_string_literal": lambda text: tree_facts.between(text).replace("\r", ""),  # as the compiler drops them
+    "rune_literal": tree_facts.quoted,
+})
+# Comments the compiler reads: `//go:linkname`, `//export` (cgo), `//line` and `/*line …*/`.
+_DIRECTIVE_COMMENT = re.compile(r"(?://|/\*)(go:|export\b|line\b)")
+
+
+def go_facts(text: str) -> tuple[Fact, ...]:
+    """Imports (`import . "os"` a directive too), `//go:` comments, names as used with the
+    import aliases resolved (`import x "os"; x.Exit` is `os.Exit`), strings (`+` folded)."""
+    lexed = tree_facts.lex(text, LEXICON)
+    facts, aliases = [], {}
+    for toks in lexed.streams:
+        facts += _go_imports(toks, aliases)
+    facts += [Fact(DIRECTIVE, comment.text[2:].removesuffix("*/").strip(), comment.line) for comment in lexed.comments
+              if _DIRECTIVE_COMMENT.match(comment.text)]
+    for toks in lexed.streams:
+        facts += name_facts(toks, lambda name: aliases.get(name, name)) + list(string_facts(toks))
+    return tuple(facts)
+
+
+def _go_imports(toks: TokenList, aliases: dict[str, str]) -> list[Fact]:
+    """Every path an `import` declaration names; the name each binds (its alias, or the
+    path's last element) noted in `aliases`."""
+    facts: list[Fact] = []
+    for index, token in enumerate(toks):
+        if token.kind == ID and token.text == "import":
+            opens = index + 1 < len(toks) and toks[index + 1].text == "("
+            end = matching(toks, index + 1) if opens else index + 3
+            for at in range(index + 1, min(end + 1, len(toks))):
+                if toks[at].kind == STR:
+                    facts += _go_import(toks[at], toks[at - 1], aliases)
+    return facts
+
+
+def _go_import(path: Token, before: Token, aliases: dict[str, str]) -> list[Fact]:
+    alias = before.text if (before.kind == ID or before.text in (".", "_")) and before.text != "import" else None
+    aliases[alias or path.text.rsplit("/", 1)[-1]] = path.text
+    facts = [Fact(IMPORT, path.text, path.line)]
+    return facts + [Fact(DIRECTIVE, f"dot_import {path.text}", path.line)] if alias == "." else facts
+
+
+SOURCE_POLICY = SourcePolicy((".go",), go_facts, rules(
     ("testing", TEST_FRAMEWORK, IMPORT, r"^(testing(/.*)?|github\.com/stretchr/.*)$"),
     # test2json reads these from the test binary's output: printing them forges results.
     ("runner_output", TEST_FRAMEWORK, STRING, r"(=== (RUN|PAUSE|CONT|NAME)|--- (PASS|FAIL|SKIP)|\"Action\")"),

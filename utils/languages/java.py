@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from pathlib import Path
 
-from ..judging import runner_results, source_facts
+from ..judging import runner_results, tree_facts
+from ..judging.source_facts import ID, STR, Fact, TokenList, chains, decode_escapes, string_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, Symbol,
@@ -47,13 +50,13 @@ def test_class_file(case: TestCase) -> str | None:
 def guard_java_source(path: str, content: bytes) -> str | None:
     """Exercises live in the default package; a solution file declaring a package could
     shadow a test library class (e.g. org.assertj.core.api.Assertions). Read as javac reads
-    it (the policy's tokenizer: unicode escapes decoded, comments dropped): `package` is a
+    it (the policy's lexicon: unicode escapes decoded, comments dropped): `package` is a
     keyword, so any such token is a declaration (`/**/package x;`, `package/**/x;`) or a
     compile error."""
     if not path.endswith(".java"):
         return None
-    toks, _ = source_facts.tokens(content.decode("utf-8", errors="replace"), source_facts.JAVA)
-    if any(token.kind == source_facts.ID and token.text == "package" for token in toks):
+    streams = tree_facts.lex(content.decode("utf-8", errors="replace"), LEXICON).streams
+    if any(token.kind == ID and token.text == "package" for toks in streams for token in toks):
         return "declares_a_package"
     return None
 
@@ -249,7 +252,80 @@ PLANTER = Planter(file_globs=("src/test/**.java",), name_style="lower_camel", fi
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 
-SOURCE_POLICY = SourcePolicy((".java",), source_facts.java_facts, rules(
+
+@functools.cache
+def _ignorable() -> re.Pattern[str]:
+    """Characters javac ignores inside identifiers (Character.isIdentifierIgnorable: control
+    characters that are no white space, and every format character)."""
+    formats = "".join(chr(code) for code in range(0x110000) if unicodedata.category(chr(code)) == "Cf")
+    return re.compile("[\x00-\x08\x0e-\x1b\x7f-\x9f" + re.escape(formats) + "]")
+
+
+def as_javac_reads(text: str) -> str:
+    """Unicode escapes decoded, then the characters identifiers ignore dropped: `Sys\\u200btem`
+    is `System` to javac, two identifiers to the grammar (in a literal's value too: the safe side)."""
+    return _ignorable().sub("", unicode_escapes(text))
+
+
+def unicode_escapes(text: str) -> str:
+    """Java source after the \\uXXXX translation javac does before anything else (an escape
+    whose backslash is itself escaped stays): `\\u0022` is a quote, `\\u002a/` ends a comment."""
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\u+([0-9A-Fa-f]{4})", lambda m: m.group(1) + chr(int(m.group(2), 16)), text)
+
+
+def string_value(text: str) -> str:
+    """A string literal's value; a text block's with its incidental indentation and trailing
+    spaces stripped before its escapes are decoded, as javac does (so `src/te\\<newline>    st`
+    is `src/test`)."""
+    if not text.startswith('"""'):
+        return tree_facts.quoted(text)
+    lines = tree_facts.between(text).replace("\r\n", "\n").split("\n")[1:]
+    margins = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    margin = min(margins + ([len(lines[-1])] if lines and not lines[-1].strip() else []), default=0)
+    return decode_escapes("\n".join(line[margin:].rstrip() for line in lines))
+
+
+# Java as tree-sitter-java lexes it once its unicode escapes are decoded
+# (utils/judging/tree_facts.py): strings, text blocks and chars by node type.
+LEXICON = tree_facts.Lexicon(language="java", comments=frozenset({"line_comment", "block_comment"}),
+                             strings={"string_literal": string_value, "character_literal": tree_facts.quoted},
+                             prepare=as_javac_reads)
+# System properties an honest solution reads (the line separator); a call naming one is
+# read as `System.getProperty("line.separator")`, any other as `System.getProperty()`.
+_HARMLESS_PROPERTIES = {"line.separator", "file.separator", "path.separator"}
+
+
+def java_facts(text: str) -> tuple[Fact, ...]:
+    """Names as written (`System.getProperty`, a call marked `()`), imports (each a name too:
+    `import static java.lang.System.*` is `java.lang.System.*`), strings (`+` folded)."""
+    facts: list[Fact] = []
+    for toks in tree_facts.lex(text, LEXICON).streams:
+        facts += [Fact(NAME, _property_read(toks, name, end), line) for name, line, end in chains(toks)]
+        facts += list(string_facts(toks)) + _java_imports(toks)
+    return tuple(facts)
+
+
+def _property_read(toks: TokenList, name: str, end: int) -> str:
+    """`System.getProperty("line.separator")` spelled out: a harmless property's read."""
+    if name.removesuffix("()").endswith("getProperty") and end + 3 < len(toks) and toks[end + 2].kind == STR \
+            and toks[end + 2].text in _HARMLESS_PROPERTIES and toks[end + 3].text == ")":
+        return f'{name.removesuffix("()")}("{toks[end + 2].text}")'
+    return name
+
+
+def _java_imports(toks: TokenList) -> list[Fact]:
+    facts = []
+    for index, token in enumerate(toks):
+        if token.kind == ID and token.text == "import" and (not index or toks[index - 1].text in (";", "}")):
+            end = index + 1
+            while end < len(toks) and toks[end].text != ";":
+                end += 1
+            path = "".join(t.text for t in toks[index + 1:end] if t.text != "static")
+            facts += [Fact(IMPORT, path, token.line), Fact(NAME, path, token.line)]  # `System.*` too
+    return facts
+
+
+SOURCE_POLICY = SourcePolicy((".java",), java_facts, rules(
     ("junit", TEST_FRAMEWORK, NAME, r"^(org\.(junit|assertj|opentest4j|apiguardian|mockito)|junit)\b"),
     ("junit_imports", TEST_FRAMEWORK, IMPORT, r"^(org\.(junit|assertj|opentest4j|apiguardian|mockito)|junit)\b"),
     ("reflection", INTROSPECTION, NAME,

@@ -6,7 +6,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from ..judging import runner_results, source_facts
+from ..judging import runner_results, tree_facts
+from ..judging.source_facts import ID, PUNCT, STR, Fact, Token, TokenList, matching, name_facts, string_facts
 from ..judging.regular_files import is_regular, read_regular
 from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
@@ -271,7 +272,76 @@ PLANTER = Planter(file_globs=("tests/**.rs",), name_style="snake", find_units=fi
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 
-SOURCE_POLICY = SourcePolicy((".rs",), source_facts.rust_facts, rules(
+# Rust as tree-sitter-rust lexes it (utils/judging/tree_facts.py): nested block comments and
+# doc comments dropped; strings, raw strings (`r#"…"#`), byte and C strings and chars by node
+# type; a raw identifier (`r#exit`) is its name.
+LEXICON = tree_facts.Lexicon(
+    language="rust", comments=frozenset({"line_comment", "block_comment"}),
+    strings={"string_literal": tree_facts.quoted, "char_literal": tree_facts.quoted,
+             "raw_string_literal": tree_facts.between},
+    spelling=lambda text: text.removeprefix("r#"))
+
+
+def rust_facts(text: str) -> tuple[Fact, ...]:
+    """Paths as written (`std::process::exit`, a macro marked `!`), `use` trees expanded,
+    strings, and directives: every identifier of an attribute (`#[…]`, `#![…]`), `extern`
+    with what follows it (`extern "C"`, `extern crate test`)."""
+    facts: list[Fact] = []
+    for toks in tree_facts.lex(text, LEXICON).streams:
+        facts += name_facts(toks) + list(string_facts(toks, joiners=()))
+        facts += _rust_attributes(toks) + _rust_uses(toks) + _rust_externs(toks)
+    return tuple(facts)
+
+
+def _rust_externs(toks: TokenList) -> list[Fact]:
+    return [Fact(DIRECTIVE, " ".join(t.text for t in toks[index:index + 3]), token.line)
+            for index, token in enumerate(toks[:-1])
+            if token.kind == ID and token.text == "extern" and toks[index + 1].kind in (STR, ID)]
+
+
+def _rust_attributes(toks: TokenList) -> list[Fact]:
+    """Every identifier inside `#[…]` / `#![…]` (so `cfg_attr(…, link_section = …)` too)."""
+    facts = []
+    for index, token in enumerate(toks):
+        if token.kind == PUNCT and token.text == "#":
+            opener = index + 2 if index + 1 < len(toks) and toks[index + 1].text == "!" else index + 1
+            if opener < len(toks) and toks[opener].text == "[":
+                facts += [Fact(DIRECTIVE, t.text, t.line) for t in toks[opener + 1:matching(toks, opener)] if t.kind == ID]
+    return facts
+
+
+def _rust_uses(toks: TokenList) -> list[Fact]:
+    """`use` trees expanded to full paths: `use std::{fs, process as p};` gives
+    `std::fs` and `std::process`."""
+    facts = []
+    for index, token in enumerate(toks):
+        if token.kind == ID and token.text == "use" and (not index or toks[index - 1].text in (";", "}", "{", "]", "pub", ")")):
+            end = index + 1
+            while end < len(toks) and toks[end].text != ";":
+                end += 1
+            facts += [Fact(NAME, path, token.line) for path in _use_paths(toks[index + 1:end])]
+    return facts
+
+
+def _use_paths(toks: list[Token]) -> list[str]:
+    paths, prefixes, current, after_as = [], [""], "", False
+    for token in toks:
+        if after_as or token.text == "as":
+            after_as = not after_as
+        elif token.text == "{":
+            prefixes.append(prefixes[-1] + current)
+            current = ""
+        elif token.text in (",", "}"):
+            paths += [prefixes[-1] + current] if current else []
+            current = ""
+            prefixes = prefixes[:-1] if token.text == "}" and len(prefixes) > 1 else prefixes
+        elif token.kind == ID or token.text in ("::", "*"):
+            current += token.text
+    paths += [prefixes[-1] + current] if current else []
+    return [path.rstrip(":") for path in paths]
+
+
+SOURCE_POLICY = SourcePolicy((".rs",), rust_facts, rules(
     ("libtest", TEST_FRAMEWORK, NAME, r"^(::)?test::|(^|::)(libtest|test_main\w*|TestDescAndFn|run_tests_console)$"),
     ("libtest_attributes", TEST_FRAMEWORK, DIRECTIVE, r"^(test_runner|custom_test_frameworks|reexport_test_harness_main)$"),
     ("extern_crate_test", TEST_FRAMEWORK, DIRECTIVE, r"^extern crate test\b"),
