@@ -1,0 +1,113 @@
+"""The JavaScript fact reader on tree-sitter against the token reader it replaced, file by file.
+
+    python3 bench/js_facts_diff.py [--old REV] [--benchmark_dir DIR] [--show N]
+
+The old reader is `javascript_facts` of utils/judging/source_facts.py at git revision REV
+(default: main, before issue 34's JavaScript step), loaded from `git show`. Both read every
+JavaScript file of the benchmark's exercises (stubs, specs, `.meta/` references and configs),
+of tests/fixtures and of samples/. Printed: files, files whose SET of facts (kind, text)
+differs, each difference with its count and the files it is in (the first N), the parse
+errors tree-sitter found, and each reader's time.
+
+Reserved words are left out of both sides: the token reader read every word as a name
+(`const`, `return`), the tree reads none; the script checks that no rule of the policy
+matches one, so dropping them changes no verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
+from polyglot_harness.utils.judging.syntax import Source  # noqa: E402
+from polyglot_harness.utils.languages import javascript  # noqa: E402
+from polyglot_harness.utils.languages.javascript_facts import javascript_facts  # noqa: E402
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+BENCHMARK = Path("/work/data/polyglot-benchmark")
+SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts")
+RESERVED = set("""break case catch class const continue debugger default delete do else export extends finally for
+function if import in instanceof new return super switch this throw try typeof var void while with yield let static
+enum await implements package protected interface private public null true false as async from get set of target
+meta""".split())
+
+
+def old_reader(revision: str):
+    """`javascript_facts` of source_facts.py at `revision`, as a module of this checkout's package."""
+    text = subprocess.run(["git", "-C", str(CHECKOUT), "show", f"{revision}:utils/judging/source_facts.py"],
+                          capture_output=True, text=True, check=True).stdout
+    name = "polyglot_harness.utils.judging._old_source_facts"
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None))
+    module.__package__ = "polyglot_harness.utils.judging"
+    sys.modules[name] = module  # dataclasses look their module up
+    exec(compile(text, f"{revision}:source_facts.py", "exec"), module.__dict__)
+    return module.javascript_facts
+
+
+def corpus(benchmark: Path) -> list[Path]:
+    roots = [benchmark / "javascript" / "exercises" / "practice", CHECKOUT / "tests" / "fixtures",
+             CHECKOUT / "samples"]
+    return sorted(path for root in roots for path in root.rglob("*")
+                  if path.suffix in SUFFIXES and path.is_file() and "node_modules" not in path.parts)
+
+
+def fact_set(facts) -> set[tuple[str, str]]:
+    return {(fact.kind, fact.text) for fact in facts if not (fact.kind == "name" and fact.text in RESERVED)}
+
+
+def check_reserved() -> None:
+    """No rule matches a reserved word (alone, called or assigned): leaving them out is neutral."""
+    for rule in javascript.SOURCE_POLICY.rules:
+        for word in RESERVED:
+            for text in (word, word + "()", word + "="):
+                assert not (rule.kind == "name" and rule.regex.search(text)), (rule.name, text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--old", default="main")
+    parser.add_argument("--benchmark_dir", type=Path, default=BENCHMARK)
+    parser.add_argument("--show", type=int, default=3)
+    args = parser.parse_args()
+    check_reserved()
+    old = old_reader(args.old)
+    only_old: dict[tuple, list[str]] = defaultdict(list)
+    only_new: dict[tuple, list[str]] = defaultdict(list)
+    files, differing, erroneous, seconds = corpus(args.benchmark_dir), 0, [], Counter()
+    for path in files:
+        text = path.read_text(errors="replace")
+        label = str(path.relative_to(args.benchmark_dir if path.is_relative_to(args.benchmark_dir) else CHECKOUT))
+        started = time.perf_counter()
+        before = fact_set(old(text))
+        seconds["old"] += time.perf_counter() - started
+        started = time.perf_counter()
+        after = fact_set(javascript_facts(text))
+        seconds["new"] += time.perf_counter() - started
+        if Source("javascript", text).has_errors:
+            erroneous.append(label)
+        differing += before != after
+        for fact in before - after:
+            only_old[fact].append(label)
+        for fact in after - before:
+            only_new[fact].append(label)
+    print(f"files {len(files)}  differing {differing}  parse errors {len(erroneous)}  "
+          f"old {seconds['old'] * 1000:.0f} ms  new {seconds['new'] * 1000:.0f} ms")
+    for label in erroneous:
+        print(f"  parse error: {label}")
+    for title, table in (("only the old reader", only_old), ("only the new reader", only_new)):
+        print(f"\n{title}: {len(table)} facts")
+        for fact, labels in sorted(table.items(), key=lambda item: (-len(item[1]), item[0])):
+            print(f"  {len(labels):4d}  {fact[0]:6s} {fact[1]!r:50.50s}  {', '.join(labels[:args.show])}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,422 @@
+"""JavaScript source as facts for the source policy, read through tree-sitter (one parse per file,
+utils/judging/syntax.py). Pure, host-only.
+
+What a file yields (the kinds of utils/judging/source_policy.py):
+- NAME: every name as used, qualified: `process.binding`, `a["b"]` and `` a[`b`] `` read as `a.b`,
+  `a?.b` as `a.b`, a computed `a[x]` as `a` and `a[]`, a member of anything else as `.b`
+  (`f().constructor`), a call adds `name()`, an assignment `name=` (`a[x] = v` gives `a[]=`).
+  A name whose root is bound where it is used (a parameter, let/const/var, function, class,
+  catch, a destructured name) is `local:name`; an object key, a method or a field being defined
+  is `key:name`. Identifier escapes (`\\u0070rocess`) are decoded.
+- IMPORT: `import … from "m"`, `import "m"`, `export … from "m"`, `require("m")`, `import("m")`;
+  a module named by anything but one literal, or `require` passed around, is `?`.
+- STRING: every literal (escapes decoded), each template chunk, and each run of literals
+  joined by `+` or through a template's `${"…"}` folded into one. Regex literals are no string.
+
+An erroneous tree (a construct the grammar does not know: TypeScript, or a V8 extension an
+attacker found) is read without `local:`/`key:` marks, so recovery can never make a global's
+name look bound, and every identifier-like word of an ERROR node's unparsed bytes is a name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import tree_sitter
+
+from ..judging.source_policy import IMPORT, NAME, STRING, Fact
+from ..judging.syntax import Source
+
+Node = tree_sitter.Node
+
+# Leaves that name something (`this`/`super`/`import.meta` are chain roots like identifiers).
+_NAMES = {"identifier", "property_identifier", "shorthand_property_identifier", "private_property_identifier",
+          "shorthand_property_identifier_pattern", "statement_identifier", "this", "super", "meta_property",
+          "undefined"}
+_ASSIGNS = {"=", "+=", "||=", "??=", "&&="}
+_FUNCTIONS = {"function_declaration", "function_expression", "generator_function", "generator_function_declaration",
+              "arrow_function", "method_definition"}
+_WORD = re.compile(r"(?:[\w$]|\\u\{[0-9A-Fa-f]+\}|\\u[0-9A-Fa-f]{4})+")
+
+
+def javascript_facts(text: str) -> tuple[Fact, ...]:
+    source = Source("javascript", text)
+    reader = _Reader(source)
+    reader.read()
+    return tuple(reader.facts)
+
+
+# --- scopes ---------------------------------------------------------------------------------
+
+def _declarations(source: Source) -> dict[int, set[str]]:
+    """{scope node id: the names it binds}: let/const/var, function and class declarations in
+    their enclosing block (`var` too: the safe side), a function's parameters and a named
+    function or class expression's own name in the function, `catch (e)` in its clause, a
+    `for (let x …)` in the loop."""
+    bound: dict[int, set[str]] = {}
+    for node in source.walk():
+        for scope, name in _bindings(node):
+            bound.setdefault(scope.id, set()).add(name)
+    return bound
+
+
+def _bindings(node: Node) -> Iterator[tuple[Node, str]]:
+    kind = node.type
+    if kind == "variable_declarator":
+        holder = node.parent.parent if node.parent and node.parent.parent else node
+        scope = holder if holder.type in ("for_statement",) else _block(node)
+        yield from ((scope, name) for name in _pattern_names(node.child_by_field_name("name")))
+    elif kind in ("function_declaration", "generator_function_declaration", "class_declaration"):
+        yield from ((_block(node), name) for name in _pattern_names(node.child_by_field_name("name")))
+    elif kind in ("function_expression", "generator_function", "class"):
+        yield from ((node, name) for name in _pattern_names(node.child_by_field_name("name")))
+    if kind in _FUNCTIONS:
+        for field in ("parameters", "parameter"):
+            yield from ((node, name) for name in _pattern_names(node.child_by_field_name(field)))
+    elif kind == "catch_clause":
+        yield from ((node, name) for name in _pattern_names(node.child_by_field_name("parameter")))
+    elif kind == "for_in_statement" and any(child.type in ("let", "const", "var") for child in node.children):
+        yield from ((node, name) for name in _pattern_names(node.child_by_field_name("left")))
+
+
+def _block(node: Node) -> Node:
+    """The innermost block (or the file) around a declaration."""
+    scope = node.parent
+    while scope is not None and scope.type not in ("statement_block", "program", "class_body", "switch_body",
+                                                   "class_static_block"):
+        scope = scope.parent
+    return scope or node
+
+
+def _pattern_names(pattern: Node | None) -> list[str]:
+    """The names a binding pattern binds: never a destructured key, never a default value."""
+    names, stack = [], [pattern] if pattern is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type in ("identifier", "shorthand_property_identifier_pattern"):
+            names.append(_decoded(node.text.decode("utf-8", "surrogateescape")))
+        elif node.type in ("assignment_pattern", "object_assignment_pattern"):
+            stack.append(node.child_by_field_name("left"))
+        elif node.type == "pair_pattern":
+            stack.append(node.child_by_field_name("value"))
+        elif node.type in ("formal_parameters", "object_pattern", "array_pattern", "rest_pattern",
+                           "required_parameter", "optional_parameter"):
+            stack.extend(child for child in node.named_children if child.type != "comment")
+    return names
+
+
+# --- names ----------------------------------------------------------------------------------
+
+def _decoded(word: str) -> str:
+    """An identifier with its `\\uXXXX` / `\\u{…}` escapes read as the characters they name."""
+    return re.sub(r"\\u\{([0-9A-Fa-f]+)\}|\\u([0-9A-Fa-f]{4})",
+                  lambda m: _char(int(m.group(1) or m.group(2), 16)), word)
+
+
+def _char(code: int) -> str:
+    return chr(code) if code <= 0x10FFFF else "\ufffd"
+
+
+def _consumed(node: Node) -> bool:
+    """Whether `node` is part of a longer name: a member's object or property, a subscript's
+    object (its name ends at the subscript)."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type == "member_expression":
+        return True
+    return parent.type == "subscript_expression" and parent.child_by_field_name("object") == node
+
+
+def _constant_key(subscript: Node) -> str | None:
+    index = subscript.child_by_field_name("index")
+    return _literal(index) if index is not None else None
+
+
+class _Reader:
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.facts: list[Fact] = []
+        self.marks = not source.has_errors
+        self.bound = _declarations(source) if self.marks else {}
+        self.active: dict[str, int] = {}
+
+    def read(self) -> None:
+        for node, entering in _events(self.source.root):
+            names = self.bound.get(node.id, ())
+            for name in names:
+                self.active[name] = self.active.get(name, 0) + (1 if entering else -1)
+            if entering:
+                self.visit(node)
+
+    def visit(self, node: Node) -> None:
+        kind = node.type
+        if kind in _NAMES and not _consumed(node):
+            self.name(node, self.text(node))
+        elif kind == "member_expression" and not _consumed(node):
+            self.name(node, self.chain(node))
+        elif kind == "subscript_expression":
+            self.subscript(node)
+        elif kind in ("string", "template_string"):
+            self.strings(node)
+        elif kind == "binary_expression":
+            self.folded(node)
+        elif kind == "ERROR":
+            self.unparsed(node)
+        elif kind == "jsx_text":
+            self.add(STRING, node, self.text(node).strip())
+        self.imports(node)
+
+    # names
+
+    def text(self, node: Node) -> str:
+        return _decoded(self.source.text_of(node))
+
+    def chain(self, node: Node) -> str:
+        """The qualified name a member or subscript chain ending at `node` spells."""
+        parts: list[str] = []
+        while True:
+            if node.type == "member_expression":
+                parts.append("." + self.text(node.child_by_field_name("property")))
+            elif node.type == "subscript_expression" and _constant_key(node) is not None:
+                parts.append("." + _constant_key(node))
+            elif node.type in _NAMES:
+                parts.append(self.text(node))
+                break
+            else:
+                break
+            node = node.child_by_field_name("object")
+            if node is None:
+                break
+        return "".join(reversed(parts))
+
+    def subscript(self, node: Node) -> None:
+        if _constant_key(node) is not None:
+            if not _consumed(node):
+                self.name(node, self.chain(node))
+            return
+        base = node.child_by_field_name("object")
+        if base is not None and (base.type in _NAMES or base.type in ("member_expression", "subscript_expression")):
+            name = self.chain(base)
+            if name and not (base.type == "subscript_expression" and _constant_key(base) is None):
+                self.name(base, name)
+                self.add(NAME, node, self.mark(base, name) + "[]")
+                if _assigned(node):
+                    self.add(NAME, node, self.mark(base, name) + "[]=")
+
+    def name(self, node: Node, name: str) -> None:
+        if not name:
+            return
+        marked = self.mark(node, name)
+        self.add(NAME, node, marked)
+        if _called(node):
+            self.add(NAME, node, marked + "()")
+        if _assigned(node):
+            self.add(NAME, node, marked + "=")
+
+    def mark(self, node: Node, name: str) -> str:
+        if not self.marks or name.startswith("."):
+            return name
+        root = _root(node)
+        if root.type in ("identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern") \
+                and self.active.get(name.split(".")[0], 0) > 0:
+            return "local:" + name
+        return "key:" + name if _is_key(node) else name
+
+    def unparsed(self, node: Node) -> None:
+        """Every word of the bytes an ERROR node holds outside its children: recovery skipped
+        them, and a word the grammar could not place may still be a name V8 reads."""
+        at = node.start_byte
+        for child in node.children + [None]:
+            end = child.start_byte if child is not None else node.end_byte
+            gap = self.source.data[at:end].decode("utf-8", "surrogateescape")
+            for word in _WORD.findall(gap):
+                if not word[0].isdigit():
+                    self.add(NAME, node, _decoded(word))
+            at = child.end_byte if child is not None else at
+
+    # strings
+
+    def strings(self, node: Node) -> None:
+        pieces = _pieces(node, self.source)
+        for piece in pieces:
+            if piece is not None:
+                self.add(STRING, node, piece)
+        if node.type == "template_string" and not _in_sum(node):
+            self.runs(node, pieces)
+
+    def folded(self, node: Node) -> None:
+        if node.child_by_field_name("operator").type != "+" or _in_sum(node):
+            return
+        self.runs(node, _pieces(node, self.source))
+
+    def runs(self, node: Node, pieces: list[str | None]) -> None:
+        """Each run of two or more literals the `+`s (or a template) join, as one string."""
+        run: list[str] = []
+        for piece in pieces + [None]:
+            if piece is not None:
+                run.append(piece)
+                continue
+            if len(run) > 1:
+                self.add(STRING, node, "".join(run))
+            run = []
+
+    # imports
+
+    def imports(self, node: Node) -> None:
+        kind = node.type
+        if kind in ("import_statement", "export_statement"):
+            module = node.child_by_field_name("source")
+            if module is not None:
+                self.add(IMPORT, node, _literal(module) or "?")
+        elif kind == "call_expression" and node.child_by_field_name("function").type in ("import", "identifier") \
+                and self.source.text_of(node.child_by_field_name("function")) in ("import", "require"):
+            self.add(IMPORT, node, _module_argument(node))
+        elif kind in _NAMES and kind != "meta_property" and self.text(node) == "require" \
+                and node.parent.type != "member_expression" and not _callee(node):
+            self.add(IMPORT, node, "?")  # `require` passed around: any module
+        elif kind == "ERROR":
+            self.unparsed_imports(node)
+
+    def unparsed_imports(self, node: Node) -> None:
+        """`from "m"` / `import "m"` among an ERROR node's children (recovery left them loose)."""
+        children = node.children
+        for word, module in zip(children, children[1:]):
+            if word.type in ("from", "import") and module.type == "string":
+                self.add(IMPORT, word, _literal(module) or "?")
+
+    def add(self, kind: str, node: Node, text: str) -> None:
+        self.facts.append(Fact(kind, text, node.start_point[0] + 1))
+
+
+def _events(root: Node) -> Iterator[tuple[Node, bool]]:
+    """(node, True) on entering and (node, False) on leaving every node, without recursion
+    (an attacker's nesting must not exhaust the stack)."""
+    stack: list[tuple[Node, bool]] = [(root, True)]
+    while stack:
+        node, entering = stack.pop()
+        yield node, entering
+        if entering:
+            stack.append((node, False))
+            stack.extend((child, True) for child in reversed(node.children))
+
+
+def _root(node: Node) -> Node:
+    while node.type in ("member_expression", "subscript_expression"):
+        node = node.child_by_field_name("object")
+    return node
+
+
+def _is_key(node: Node) -> bool:
+    """An object key, a method or a field being defined, or a destructured key."""
+    parent = node.parent
+    if parent is None:
+        return False
+    field = {"pair": "key", "pair_pattern": "key", "method_definition": "name", "field_definition": "property"}
+    return parent.type in field and parent.child_by_field_name(field[parent.type]) == node
+
+
+def _callee(node: Node) -> bool:
+    parent = node.parent
+    return parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == node
+
+
+def _called(node: Node) -> bool:
+    """Whether `node` is called (`f()`, `new F()`)."""
+    parent = node.parent
+    if _callee(node):
+        return parent.child_by_field_name("arguments").type == "arguments"
+    return (parent is not None and parent.type == "new_expression" and parent.child_by_field_name("constructor") == node
+            and parent.child_by_field_name("arguments") is not None)
+
+
+def _assigned(node: Node) -> bool:
+    sibling = node.next_sibling
+    return sibling is not None and sibling.type in _ASSIGNS
+
+
+def _in_sum(node: Node) -> bool:
+    """Whether `node` is the left operand of a `+` (its sum folds it)."""
+    parent = node.parent
+    return (parent is not None and parent.type == "binary_expression" and parent.child_by_field_name("left") == node
+            and parent.child_by_field_name("operator").type == "+")
+
+
+def _module_argument(call: Node) -> str:
+    arguments = [child for child in call.child_by_field_name("arguments").named_children if child.type != "comment"]
+    literal = _literal(arguments[0]) if len(arguments) == 1 else None
+    return "?" if literal is None else literal
+
+
+# --- literals -------------------------------------------------------------------------------
+
+def _literal(node: Node) -> str | None:
+    """The value of a string literal or a template without substitutions; None otherwise."""
+    if node.type == "string" or (node.type == "template_string"
+                                 and not any(c.type == "template_substitution" for c in node.children)):
+        return "".join(_fragment(child) for child in node.named_children)
+    return None
+
+
+def _fragment(node: Node) -> str:
+    text = node.text.decode("utf-8", "surrogateescape")
+    return _unescaped(text) if node.type == "escape_sequence" else text if node.type == "string_fragment" else ""
+
+
+def _pieces(node: Node, source: Source) -> list[str | None]:
+    """The literal pieces an expression joins, None where a non-literal breaks them: a string
+    is one piece, a template its chunks (and the literals of its `${…}`), a `+` its operands'."""
+    if node.type == "string":
+        return [_literal(node)]
+    if node.type == "template_string":
+        return _template_pieces(node, source)
+    if node.type == "binary_expression" and node.child_by_field_name("operator").type == "+":
+        return _sum_pieces(node, source)
+    return [None]
+
+
+def _sum_pieces(node: Node, source: Source) -> list[str | None]:
+    """A `+` chain's pieces, its left spine walked without recursion."""
+    rights: list[Node] = []
+    while node.type == "binary_expression" and node.child_by_field_name("operator").type == "+":
+        rights.append(node.child_by_field_name("right"))
+        node = node.child_by_field_name("left")
+    pieces = _pieces(node, source) if node.type != "binary_expression" else [None]
+    for right in reversed(rights):
+        pieces += _pieces(right, source) if right.type != "binary_expression" else [None]
+    return pieces
+
+
+def _template_pieces(node: Node, source: Source) -> list[str | None]:
+    pieces: list[str | None] = []
+    chunk = ""
+    for child in node.named_children:
+        if child.type == "template_substitution":
+            inner = [c for c in child.named_children if c.type != "comment"]
+            pieces += [chunk] + ([_literal(inner[0])] if len(inner) == 1 else [None])
+            chunk = ""
+        else:
+            chunk += _fragment(child)
+    return pieces + [chunk]
+
+
+_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+
+
+def _unescaped(escape: str) -> str:
+    """One escape sequence of a JavaScript string as the character it stands for."""
+    body = escape[1:]
+    if body[:2] == "u{":
+        return _char(int(body[2:-1], 16)) if _hex(body[2:-1]) else body
+    if body[:1] in "xu" and _hex(body[1:]):
+        return chr(int(body[1:], 16))
+    if body and set(body) <= set("01234567"):
+        return chr(int(body, 8))  # a legacy octal escape
+    if body[:1] in "\r\n\u2028\u2029":
+        return ""  # a line continuation
+    return _SIMPLE.get(body, body)
+
+
+def _hex(digits: str) -> bool:
+    return bool(digits) and all(c in "0123456789abcdefABCDEF" for c in digits)
