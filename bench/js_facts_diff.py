@@ -38,7 +38,7 @@ SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts")
 RESERVED = set("""break case catch class const continue debugger default delete do else export extends finally for
 function if import in instanceof new return super switch this throw try typeof var void while with yield let static
 enum await implements package protected interface private public null true false as async from get set of target
-meta""".split())
+meta""".split()) - {"this", "super"}  # chain roots: both readers name `this.x`
 
 
 def old_reader(revision: str):
@@ -61,15 +61,45 @@ def corpus(benchmark: Path) -> list[Path]:
 
 
 def fact_set(facts) -> set[tuple[str, str]]:
-    return {(fact.kind, fact.text) for fact in facts if not (fact.kind == "name" and fact.text in RESERVED)}
+    return {(fact.kind, fact.text) for fact in facts if not (fact.kind == "name" and _reserved(fact.text))}
+
+
+def _reserved(text: str) -> bool:
+    word = re.fullmatch(r"(?:local:|key:)?([\w$]+)(?:\(\)|=|\[\]|!)?", text)
+    return word is not None and word.group(1) in RESERVED
 
 
 def check_reserved() -> None:
     """No rule matches a reserved word (alone, called or assigned): leaving them out is neutral."""
     for rule in javascript.SOURCE_POLICY.rules:
         for word in RESERVED:
-            for text in (word, word + "()", word + "="):
+            for text in (word, word + "()", word + "=", word + "[]", "key:" + word, "local:" + word):
                 assert not (rule.kind == "name" and rule.regex.search(text)), (rule.name, text)
+
+
+def core(text: str) -> str:
+    """A name without its mark, `?.` read as `.`."""
+    return re.sub(r"^(local:|key:)", "", text).replace("?.", ".")
+
+
+def mark(text: str) -> str:
+    return text[:text.index(":") + 1] if re.match(r"(local|key):", text) else "none"
+
+
+def explain(old_only: set, new_only: set, new: set) -> tuple[list[tuple[str, tuple]], set, set]:
+    """Differences of one file a known class explains: (class, fact) pairs, and what is left."""
+    explained, olds, news = [], set(old_only), set(new_only)
+    by_core = {(kind, core(text)): (kind, text) for kind, text in new_only}
+    for kind, text in old_only:
+        partner = by_core.get((kind, core(text)))
+        if partner is not None:
+            explained.append((f"mark {mark(text)} -> {mark(partner[1])}", (kind, text, partner[1])))
+            olds.discard((kind, text))
+            news.discard(partner)
+        elif text.endswith("()") and (kind, text[:-2]) in new and mark(text) != "none":
+            explained.append(("a definition the old reader read as a call", (kind, text)))
+            olds.discard((kind, text))
+    return explained, olds, news
 
 
 def main() -> None:
@@ -82,6 +112,7 @@ def main() -> None:
     old = old_reader(args.old)
     only_old: dict[tuple, list[str]] = defaultdict(list)
     only_new: dict[tuple, list[str]] = defaultdict(list)
+    classes: dict[str, list[tuple]] = defaultdict(list)
     files, differing, erroneous, seconds = corpus(args.benchmark_dir), 0, [], Counter()
     for path in files:
         text = path.read_text(errors="replace")
@@ -95,14 +126,22 @@ def main() -> None:
         if Source("javascript", text).has_errors:
             erroneous.append(label)
         differing += before != after
-        for fact in before - after:
+        explained, olds, news = explain(before - after, after - before, after)
+        for name, fact in explained:
+            classes[name].append((fact, label))
+        for fact in olds:
             only_old[fact].append(label)
-        for fact in after - before:
+        for fact in news:
             only_new[fact].append(label)
     print(f"files {len(files)}  differing {differing}  parse errors {len(erroneous)}  "
           f"old {seconds['old'] * 1000:.0f} ms  new {seconds['new'] * 1000:.0f} ms")
     for label in erroneous:
         print(f"  parse error: {label}")
+    print("\nexplained differences")
+    for name, rows in sorted(classes.items()):
+        print(f"  {len(rows):4d}  {name}")
+        for fact, label in rows if name.startswith("mark none") else rows[:args.show]:
+            print(f"          {fact[1:]}  {label}")
     for title, table in (("only the old reader", only_old), ("only the new reader", only_new)):
         print(f"\n{title}: {len(table)} facts")
         for fact, labels in sorted(table.items(), key=lambda item: (-len(item[1]), item[0])):

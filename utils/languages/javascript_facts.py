@@ -131,7 +131,7 @@ def _consumed(node: Node) -> bool:
 
 def _constant_key(subscript: Node) -> str | None:
     index = subscript.child_by_field_name("index")
-    return _literal(index) if index is not None else None
+    return literal(index) if index is not None else None
 
 
 class _Reader:
@@ -269,7 +269,7 @@ class _Reader:
         if kind in ("import_statement", "export_statement"):
             module = node.child_by_field_name("source")
             if module is not None:
-                self.add(IMPORT, node, _literal(module) or "?")
+                self.add(IMPORT, node, literal(module) or "?")
         elif kind == "call_expression" and node.child_by_field_name("function").type in ("import", "identifier") \
                 and self.source.text_of(node.child_by_field_name("function")) in ("import", "require"):
             self.add(IMPORT, node, _module_argument(node))
@@ -284,7 +284,7 @@ class _Reader:
         children = node.children
         for word, module in zip(children, children[1:]):
             if word.type in ("from", "import") and module.type == "string":
-                self.add(IMPORT, word, _literal(module) or "?")
+                self.add(IMPORT, word, literal(module) or "?")
 
     def add(self, kind: str, node: Node, text: str) -> None:
         self.facts.append(Fact(kind, text, node.start_point[0] + 1))
@@ -345,13 +345,13 @@ def _in_sum(node: Node) -> bool:
 
 def _module_argument(call: Node) -> str:
     arguments = [child for child in call.child_by_field_name("arguments").named_children if child.type != "comment"]
-    literal = _literal(arguments[0]) if len(arguments) == 1 else None
-    return "?" if literal is None else literal
+    module = literal(arguments[0]) if len(arguments) == 1 else None
+    return "?" if module is None else module
 
 
 # --- literals -------------------------------------------------------------------------------
 
-def _literal(node: Node) -> str | None:
+def literal(node: Node) -> str | None:
     """The value of a string literal or a template without substitutions; None otherwise."""
     if node.type == "string" or (node.type == "template_string"
                                  and not any(c.type == "template_substitution" for c in node.children)):
@@ -368,7 +368,7 @@ def _pieces(node: Node, source: Source) -> list[str | None]:
     """The literal pieces an expression joins, None where a non-literal breaks them: a string
     is one piece, a template its chunks (and the literals of its `${…}`), a `+` its operands'."""
     if node.type == "string":
-        return [_literal(node)]
+        return [literal(node)]
     if node.type == "template_string":
         return _template_pieces(node, source)
     if node.type == "binary_expression" and node.child_by_field_name("operator").type == "+":
@@ -394,7 +394,7 @@ def _template_pieces(node: Node, source: Source) -> list[str | None]:
     for child in node.named_children:
         if child.type == "template_substitution":
             inner = [c for c in child.named_children if c.type != "comment"]
-            pieces += [chunk] + ([_literal(inner[0])] if len(inner) == 1 else [None])
+            pieces += [chunk] + ([literal(inner[0])] if len(inner) == 1 else [None])
             chunk = ""
         else:
             chunk += _fragment(child)
