@@ -7,7 +7,8 @@ The old reader is `javascript_facts` of utils/judging/source_facts.py at git rev
 JavaScript file of the benchmark's exercises (stubs, specs, `.meta/` references and configs),
 of tests/fixtures and of samples/. Printed: files, files whose SET of facts (kind, text)
 differs, each difference with its count and the files it is in (the first N), the parse
-errors tree-sitter found, and each reader's time.
+errors tree-sitter found, each reader's time, and the files where the policy's rules the facts
+match (allowances aside) differ.
 
 Reserved words are left out of both sides: the token reader read every word as a name
 (`const`, `return`), the tree reads none; the script checks that no rule of the policy
@@ -102,6 +103,12 @@ def explain(old_only: set, new_only: set, new: set) -> tuple[list[tuple[str, tup
     return explained, olds, news
 
 
+def matched_rules(facts: set[tuple[str, str]]) -> set[str]:
+    """The policy's rules any of the facts matches (allowances aside)."""
+    return {rule.name for rule in javascript.SOURCE_POLICY.rules for kind, text in facts
+            if kind == rule.kind and rule.regex.search(text)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old", default="main")
@@ -114,6 +121,7 @@ def main() -> None:
     only_new: dict[tuple, list[str]] = defaultdict(list)
     classes: dict[str, list[tuple]] = defaultdict(list)
     files, differing, erroneous, seconds = corpus(args.benchmark_dir), 0, [], Counter()
+    rule_changes: list[tuple[str, list[str], list[str]]] = []
     for path in files:
         text = path.read_text(errors="replace")
         label = str(path.relative_to(args.benchmark_dir if path.is_relative_to(args.benchmark_dir) else CHECKOUT))
@@ -126,6 +134,9 @@ def main() -> None:
         if Source("javascript", text).has_errors:
             erroneous.append(label)
         differing += before != after
+        rules_before, rules_after = matched_rules(before), matched_rules(after)
+        if rules_before != rules_after:
+            rule_changes.append((label, sorted(rules_before - rules_after), sorted(rules_after - rules_before)))
         explained, olds, news = explain(before - after, after - before, after)
         for name, fact in explained:
             classes[name].append((fact, label))
@@ -137,6 +148,9 @@ def main() -> None:
           f"old {seconds['old'] * 1000:.0f} ms  new {seconds['new'] * 1000:.0f} ms")
     for label in erroneous:
         print(f"  parse error: {label}")
+    print(f"files whose matched rules differ: {len(rule_changes)}")
+    for label, lost, gained in rule_changes:
+        print(f"  {label}: only old {lost}, only new {gained}")
     print("\nexplained differences")
     for name, rows in sorted(classes.items()):
         print(f"  {len(rows):4d}  {name}")

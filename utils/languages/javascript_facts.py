@@ -21,6 +21,7 @@ name look bound, and every identifier-like word of an ERROR node's unparsed byte
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Iterator
 
 import tree_sitter
@@ -47,28 +48,79 @@ def javascript_facts(text: str) -> tuple[Fact, ...]:
     return tuple(reader.facts)
 
 
+@dataclass(frozen=True)
+class _Place:
+    """Where a node sits: its parent, the parent's field holding it, the next sibling's type.
+    Kept by the walk, never asked of tree-sitter: `Node.parent` walks down from the root, and
+    an attacker's deep nesting would make every question cost the depth."""
+    parent: Node | None
+    field: str | None
+    after: str | None
+
+    def holds(self, parent_type: str, field: str | None = None) -> bool:
+        return self.parent is not None and self.parent.type == parent_type and (field is None or self.field == field)
+
+
+def _events(root: Node) -> Iterator[tuple[Node, _Place, bool]]:
+    """(node, place, True) on entering and (node, place, False) on leaving every node, without
+    recursion (an attacker's nesting must not exhaust the stack)."""
+    stack: list[tuple[Node, _Place, bool]] = [(root, _Place(None, None, None), True)]
+    while stack:
+        node, place, entering = stack.pop()
+        yield node, place, entering
+        if entering:
+            stack.append((node, place, False))
+            children = _children(node)
+            for index in range(len(children) - 1, -1, -1):
+                after = children[index + 1][0].type if index + 1 < len(children) else None
+                stack.append((children[index][0], _Place(node, children[index][1], after), True))
+
+
+def _children(node: Node) -> list[tuple[Node, str | None]]:
+    """(child, field) of each child, read with one cursor (asking a field per child index
+    costs the index: a wide file would cost its width squared)."""
+    cursor = node.walk()
+    if not cursor.goto_first_child():
+        return []
+    children = [(cursor.node, cursor.field_name)]
+    while cursor.goto_next_sibling():
+        children.append((cursor.node, cursor.field_name))
+    return children
+
+
 # --- scopes ---------------------------------------------------------------------------------
 
-def _declarations(source: Source) -> dict[int, set[str]]:
+_BLOCKS = {"statement_block", "program", "class_body", "switch_body", "class_static_block"}
+
+
+def _declarations(root: Node) -> dict[int, set[str]]:
     """{scope node id: the names it binds}: let/const/var, function and class declarations in
     their enclosing block (`var` too: the safe side), a function's parameters and a named
     function or class expression's own name in the function, `catch (e)` in its clause, a
     `for (let x …)` in the loop."""
     bound: dict[int, set[str]] = {}
-    for node in source.walk():
-        for scope, name in _bindings(node):
+    blocks: list[Node] = []
+    parents: list[Node] = []
+    for node, place, entering in _events(root):
+        if not entering:
+            parents.pop()
+            if blocks and blocks[-1] == node:
+                blocks.pop()
+            continue
+        loop = node.type == "variable_declarator" and len(parents) > 1 and parents[-2].type == "for_statement"
+        for scope, name in _bindings(node, parents[-2] if loop else (blocks[-1] if blocks else node)):
             bound.setdefault(scope.id, set()).add(name)
+        parents.append(node)
+        if node.type in _BLOCKS:
+            blocks.append(node)
     return bound
 
 
-def _bindings(node: Node) -> Iterator[tuple[Node, str]]:
+def _bindings(node: Node, block: Node) -> Iterator[tuple[Node, str]]:
+    """(scope, name) of each name `node` declares; `block` is where a declaration binds."""
     kind = node.type
-    if kind == "variable_declarator":
-        holder = node.parent.parent if node.parent and node.parent.parent else node
-        scope = holder if holder.type in ("for_statement",) else _block(node)
-        yield from ((scope, name) for name in _pattern_names(node.child_by_field_name("name")))
-    elif kind in ("function_declaration", "generator_function_declaration", "class_declaration"):
-        yield from ((_block(node), name) for name in _pattern_names(node.child_by_field_name("name")))
+    if kind in ("variable_declarator", "function_declaration", "generator_function_declaration", "class_declaration"):
+        yield from ((block, name) for name in _pattern_names(node.child_by_field_name("name")))
     elif kind in ("function_expression", "generator_function", "class"):
         yield from ((node, name) for name in _pattern_names(node.child_by_field_name("name")))
     if kind in _FUNCTIONS:
@@ -78,15 +130,6 @@ def _bindings(node: Node) -> Iterator[tuple[Node, str]]:
         yield from ((node, name) for name in _pattern_names(node.child_by_field_name("parameter")))
     elif kind == "for_in_statement" and any(child.type in ("let", "const", "var") for child in node.children):
         yield from ((node, name) for name in _pattern_names(node.child_by_field_name("left")))
-
-
-def _block(node: Node) -> Node:
-    """The innermost block (or the file) around a declaration."""
-    scope = node.parent
-    while scope is not None and scope.type not in ("statement_block", "program", "class_body", "switch_body",
-                                                   "class_static_block"):
-        scope = scope.parent
-    return scope or node
 
 
 def _pattern_names(pattern: Node | None) -> list[str]:
@@ -100,8 +143,7 @@ def _pattern_names(pattern: Node | None) -> list[str]:
             stack.append(node.child_by_field_name("left"))
         elif node.type == "pair_pattern":
             stack.append(node.child_by_field_name("value"))
-        elif node.type in ("formal_parameters", "object_pattern", "array_pattern", "rest_pattern",
-                           "required_parameter", "optional_parameter"):
+        elif node.type in ("formal_parameters", "object_pattern", "array_pattern", "rest_pattern"):
             stack.extend(child for child in node.named_children if child.type != "comment")
     return names
 
@@ -118,15 +160,10 @@ def _char(code: int) -> str:
     return chr(code) if code <= 0x10FFFF else "\ufffd"
 
 
-def _consumed(node: Node) -> bool:
-    """Whether `node` is part of a longer name: a member's object or property, a subscript's
+def _consumed(place: _Place) -> bool:
+    """Whether a node is part of a longer name: a member's object or property, a subscript's
     object (its name ends at the subscript)."""
-    parent = node.parent
-    if parent is None:
-        return False
-    if parent.type == "member_expression":
-        return True
-    return parent.type == "subscript_expression" and parent.child_by_field_name("object") == node
+    return place.holds("member_expression") or place.holds("subscript_expression", "object")
 
 
 def _constant_key(subscript: Node) -> str | None:
@@ -134,39 +171,62 @@ def _constant_key(subscript: Node) -> str | None:
     return literal(index) if index is not None else None
 
 
+def _is_key(place: _Place) -> bool:
+    """An object key, a method or a field being defined, or a destructured key."""
+    return (place.holds("pair", "key") or place.holds("pair_pattern", "key") or place.holds("method_definition", "name")
+            or place.holds("field_definition", "property"))
+
+
+def _called(place: _Place) -> bool:
+    """Whether the node at `place` is called (`f()`, `new F()`; not a tagged template)."""
+    if place.holds("call_expression", "function"):
+        return place.parent.child_by_field_name("arguments").type == "arguments"
+    return place.holds("new_expression", "constructor") and place.parent.child_by_field_name("arguments") is not None
+
+
+def _in_sum(place: _Place) -> bool:
+    """Whether the node at `place` is the left operand of a `+` (its sum folds it)."""
+    return place.holds("binary_expression", "left") and place.parent.child_by_field_name("operator").type == "+"
+
+
+def _root(node: Node) -> Node:
+    while node.type in ("member_expression", "subscript_expression"):
+        node = node.child_by_field_name("object")
+    return node
+
+
 class _Reader:
     def __init__(self, source: Source) -> None:
         self.source = source
         self.facts: list[Fact] = []
         self.marks = not source.has_errors
-        self.bound = _declarations(source) if self.marks else {}
+        self.bound = _declarations(source.root) if self.marks else {}
         self.active: dict[str, int] = {}
 
     def read(self) -> None:
-        for node, entering in _events(self.source.root):
-            names = self.bound.get(node.id, ())
-            for name in names:
+        for node, place, entering in _events(self.source.root):
+            for name in self.bound.get(node.id, ()):
                 self.active[name] = self.active.get(name, 0) + (1 if entering else -1)
             if entering:
-                self.visit(node)
+                self.visit(node, place)
 
-    def visit(self, node: Node) -> None:
+    def visit(self, node: Node, place: _Place) -> None:
         kind = node.type
-        if kind in _NAMES and not _consumed(node):
-            self.name(node, self.text(node))
-        elif kind == "member_expression" and not _consumed(node):
-            self.name(node, self.chain(node))
+        if kind in _NAMES and not _consumed(place):
+            self.name(node, place, self.text(node))
+        elif kind == "member_expression" and not _consumed(place):
+            self.name(node, place, self.chain(node))
         elif kind == "subscript_expression":
-            self.subscript(node)
+            self.subscript(node, place)
         elif kind in ("string", "template_string"):
-            self.strings(node)
+            self.strings(node, place)
         elif kind == "binary_expression":
-            self.folded(node)
+            self.folded(node, place)
         elif kind == "ERROR":
             self.unparsed(node)
         elif kind == "jsx_text":
             self.add(STRING, node, self.text(node).strip())
-        self.imports(node)
+        self.imports(node, place)
 
     # names
 
@@ -176,53 +236,52 @@ class _Reader:
     def chain(self, node: Node) -> str:
         """The qualified name a member or subscript chain ending at `node` spells."""
         parts: list[str] = []
-        while True:
+        while node is not None:
             if node.type == "member_expression":
                 parts.append("." + self.text(node.child_by_field_name("property")))
             elif node.type == "subscript_expression" and _constant_key(node) is not None:
                 parts.append("." + _constant_key(node))
-            elif node.type in _NAMES:
-                parts.append(self.text(node))
-                break
             else:
+                parts.append(self.text(node) if node.type in _NAMES else "")
                 break
             node = node.child_by_field_name("object")
-            if node is None:
-                break
         return "".join(reversed(parts))
 
-    def subscript(self, node: Node) -> None:
+    def subscript(self, node: Node, place: _Place) -> None:
+        """`a["b"]` is the name `a.b`; a computed `a[x]` gives `a` and `a[]` (`a[]=` assigned)."""
         if _constant_key(node) is not None:
-            if not _consumed(node):
-                self.name(node, self.chain(node))
+            if not _consumed(place):
+                self.name(node, place, self.chain(node))
             return
         base = node.child_by_field_name("object")
-        if base is not None and (base.type in _NAMES or base.type in ("member_expression", "subscript_expression")):
-            name = self.chain(base)
-            if name and not (base.type == "subscript_expression" and _constant_key(base) is None):
-                self.name(base, name)
-                self.add(NAME, node, self.mark(base, name) + "[]")
-                if _assigned(node):
-                    self.add(NAME, node, self.mark(base, name) + "[]=")
+        if base is None or (base.type == "subscript_expression" and _constant_key(base) is None):
+            return
+        name = self.chain(base) if base.type in _NAMES or base.type in ("member_expression", "subscript_expression") else ""
+        if name:
+            marked = self.mark(base, _Place(node, "object", "["), name)
+            self.add(NAME, node, marked)
+            self.add(NAME, node, marked + "[]")
+            if place.after in _ASSIGNS:
+                self.add(NAME, node, marked + "[]=")
 
-    def name(self, node: Node, name: str) -> None:
+    def name(self, node: Node, place: _Place, name: str) -> None:
         if not name:
             return
-        marked = self.mark(node, name)
+        marked = self.mark(node, place, name)
         self.add(NAME, node, marked)
-        if _called(node):
+        if _called(place):
             self.add(NAME, node, marked + "()")
-        if _assigned(node):
+        if place.after in _ASSIGNS:
             self.add(NAME, node, marked + "=")
 
-    def mark(self, node: Node, name: str) -> str:
+    def mark(self, node: Node, place: _Place, name: str) -> str:
+        """`local:` when the name's root is bound here, `key:` when it is being defined."""
         if not self.marks or name.startswith("."):
             return name
-        root = _root(node)
-        if root.type in ("identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern") \
+        if _root(node).type in ("identifier", "shorthand_property_identifier", "shorthand_property_identifier_pattern") \
                 and self.active.get(name.split(".")[0], 0) > 0:
             return "local:" + name
-        return "key:" + name if _is_key(node) else name
+        return "key:" + name if _is_key(place) else name
 
     def unparsed(self, node: Node) -> None:
         """Every word of the bytes an ERROR node holds outside its children: recovery skipped
@@ -238,18 +297,17 @@ class _Reader:
 
     # strings
 
-    def strings(self, node: Node) -> None:
-        pieces = _pieces(node, self.source)
+    def strings(self, node: Node, place: _Place) -> None:
+        pieces = _pieces(node)
         for piece in pieces:
             if piece is not None:
                 self.add(STRING, node, piece)
-        if node.type == "template_string" and not _in_sum(node):
+        if node.type == "template_string" and not _in_sum(place):
             self.runs(node, pieces)
 
-    def folded(self, node: Node) -> None:
-        if node.child_by_field_name("operator").type != "+" or _in_sum(node):
-            return
-        self.runs(node, _pieces(node, self.source))
+    def folded(self, node: Node, place: _Place) -> None:
+        if node.child_by_field_name("operator").type == "+" and not _in_sum(place):
+            self.runs(node, _pieces(node))
 
     def runs(self, node: Node, pieces: list[str | None]) -> None:
         """Each run of two or more literals the `+`s (or a template) join, as one string."""
@@ -264,17 +322,16 @@ class _Reader:
 
     # imports
 
-    def imports(self, node: Node) -> None:
+    def imports(self, node: Node, place: _Place) -> None:
         kind = node.type
         if kind in ("import_statement", "export_statement"):
             module = node.child_by_field_name("source")
             if module is not None:
                 self.add(IMPORT, node, literal(module) or "?")
-        elif kind == "call_expression" and node.child_by_field_name("function").type in ("import", "identifier") \
-                and self.source.text_of(node.child_by_field_name("function")) in ("import", "require"):
+        elif kind == "call_expression" and _callee_is(node, ("import", "require")):
             self.add(IMPORT, node, _module_argument(node))
         elif kind in _NAMES and kind != "meta_property" and self.text(node) == "require" \
-                and node.parent.type != "member_expression" and not _callee(node):
+                and not place.holds("member_expression") and not place.holds("call_expression", "function"):
             self.add(IMPORT, node, "?")  # `require` passed around: any module
         elif kind == "ERROR":
             self.unparsed_imports(node)
@@ -290,57 +347,9 @@ class _Reader:
         self.facts.append(Fact(kind, text, node.start_point[0] + 1))
 
 
-def _events(root: Node) -> Iterator[tuple[Node, bool]]:
-    """(node, True) on entering and (node, False) on leaving every node, without recursion
-    (an attacker's nesting must not exhaust the stack)."""
-    stack: list[tuple[Node, bool]] = [(root, True)]
-    while stack:
-        node, entering = stack.pop()
-        yield node, entering
-        if entering:
-            stack.append((node, False))
-            stack.extend((child, True) for child in reversed(node.children))
-
-
-def _root(node: Node) -> Node:
-    while node.type in ("member_expression", "subscript_expression"):
-        node = node.child_by_field_name("object")
-    return node
-
-
-def _is_key(node: Node) -> bool:
-    """An object key, a method or a field being defined, or a destructured key."""
-    parent = node.parent
-    if parent is None:
-        return False
-    field = {"pair": "key", "pair_pattern": "key", "method_definition": "name", "field_definition": "property"}
-    return parent.type in field and parent.child_by_field_name(field[parent.type]) == node
-
-
-def _callee(node: Node) -> bool:
-    parent = node.parent
-    return parent is not None and parent.type == "call_expression" and parent.child_by_field_name("function") == node
-
-
-def _called(node: Node) -> bool:
-    """Whether `node` is called (`f()`, `new F()`)."""
-    parent = node.parent
-    if _callee(node):
-        return parent.child_by_field_name("arguments").type == "arguments"
-    return (parent is not None and parent.type == "new_expression" and parent.child_by_field_name("constructor") == node
-            and parent.child_by_field_name("arguments") is not None)
-
-
-def _assigned(node: Node) -> bool:
-    sibling = node.next_sibling
-    return sibling is not None and sibling.type in _ASSIGNS
-
-
-def _in_sum(node: Node) -> bool:
-    """Whether `node` is the left operand of a `+` (its sum folds it)."""
-    parent = node.parent
-    return (parent is not None and parent.type == "binary_expression" and parent.child_by_field_name("left") == node
-            and parent.child_by_field_name("operator").type == "+")
+def _callee_is(call: Node, names: tuple[str, ...]) -> bool:
+    function = call.child_by_field_name("function")
+    return function.type in ("import", "identifier") and _decoded(function.text.decode("utf-8", "surrogateescape")) in names
 
 
 def _module_argument(call: Node) -> str:
@@ -364,31 +373,31 @@ def _fragment(node: Node) -> str:
     return _unescaped(text) if node.type == "escape_sequence" else text if node.type == "string_fragment" else ""
 
 
-def _pieces(node: Node, source: Source) -> list[str | None]:
+def _pieces(node: Node) -> list[str | None]:
     """The literal pieces an expression joins, None where a non-literal breaks them: a string
     is one piece, a template its chunks (and the literals of its `${…}`), a `+` its operands'."""
     if node.type == "string":
         return [literal(node)]
     if node.type == "template_string":
-        return _template_pieces(node, source)
+        return _template_pieces(node)
     if node.type == "binary_expression" and node.child_by_field_name("operator").type == "+":
-        return _sum_pieces(node, source)
+        return _sum_pieces(node)
     return [None]
 
 
-def _sum_pieces(node: Node, source: Source) -> list[str | None]:
+def _sum_pieces(node: Node) -> list[str | None]:
     """A `+` chain's pieces, its left spine walked without recursion."""
     rights: list[Node] = []
     while node.type == "binary_expression" and node.child_by_field_name("operator").type == "+":
         rights.append(node.child_by_field_name("right"))
         node = node.child_by_field_name("left")
-    pieces = _pieces(node, source) if node.type != "binary_expression" else [None]
+    pieces = _pieces(node) if node.type != "binary_expression" else [None]
     for right in reversed(rights):
-        pieces += _pieces(right, source) if right.type != "binary_expression" else [None]
+        pieces += _pieces(right) if right.type != "binary_expression" else [None]
     return pieces
 
 
-def _template_pieces(node: Node, source: Source) -> list[str | None]:
+def _template_pieces(node: Node) -> list[str | None]:
     pieces: list[str | None] = []
     chunk = ""
     for child in node.named_children:
