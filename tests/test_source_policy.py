@@ -123,6 +123,23 @@ ATTACKS = [
     ("javascript", "import { execSync } from 'child_process';\n", "system_modules"),
     ("javascript", "const s = 'resistor-color-trio.spec.js';\n", "test_source_strings"),
     ("javascript", "const s = `${dir}/x.spec.js`;\n", "test_source_strings"),
+    # The tree-sitter reader (utils/languages/javascript_facts.py): what a naive reader of the tree misses.
+    ("javascript", "process?.exit(0);\n", "process"),                                  # optional chaining
+    ("javascript", "globalThis?.process;\n", "global_object"),
+    ("javascript", "({})?.constructor?.('return process')();\n", "code_from_strings"),
+    ("javascript", "process/**/.binding('fs');\n", "process"),                         # a comment inside a name
+    ("javascript", "const f = function process() {};\nprocess.exit(0);\n", "process"),  # binds in itself only
+    ("javascript", "const { a = process } = {};\n", "process"),                       # a default is a use
+    ("javascript", "let { [process.argv]: y } = {};\n", "process"),                   # a computed key is a use
+    ("javascript", "for (const process of []) {}\nprocess.exit(0);\n", "process"),     # bound in the loop only
+    ("javascript", "class A { static process = 1; m() { process.exit(0); } }\n", "process"),  # a field is no binding
+    ("javascript", "\\u0072equire('child_process');\n", "system_modules"),            # escapes in a callee
+    ("javascript", "const s = `${'constr'}${'uctor'}`;\n", "member_strings"),         # template pieces folded
+    ("javascript", "Object.prototype[key] = () => true;\n", "patches_builtins"),      # computed assignment
+    # An erroneous tree: no binding is trusted, words the grammar could not place are names.
+    ("javascript", "const test = 1;\ntest('x', () => {});\nlet n: number = 1;\n", "jest_globals"),
+    ("javascript", "yield /process.exit(0)/ 2;\n", "process"),
+    ("javascript", "x = 1 @@ process.exit(0);\n", "process"),
     # --- go -------------------------------------------------------------------------------
     ("go", 'package p\nimport "testing"\nvar _ testing.T\n', "testing"),
     ("go", 'package p\nimport "fmt"\nfunc f() { fmt.Println("--- PASS: TestX") }\n', "runner_output"),
