@@ -79,8 +79,9 @@ def check_reserved() -> None:
 
 
 def core(text: str) -> str:
-    """A name without its mark, `?.` read as `.`."""
-    return re.sub(r"^(local:|key:)", "", text).replace("?.", ".")
+    """A name without its mark, `?.` read as `.`, private names without their `#` (the old
+    reader read `this.#x` as `this` and `x`)."""
+    return re.sub(r"^(local:|key:)", "", text).replace("?.", ".").replace("#", "")
 
 
 def mark(text: str) -> str:

@@ -473,3 +473,23 @@ def test_deeply_nested_files_are_read_quickly_and_still_refused(language: str):
     refused = refused_rules(language, PATHOLOGICAL[language])
     assert time.monotonic() - started < 10, "reading is not linear in the file's nesting"
     assert "process_control" in refused or "process" in refused, refused
+
+
+# tree-sitter's `Node.parent` walks down from the root: a reader asking it per node costs a deep
+# file its depth squared (a 100000-deep member chain took 450 s); a wide file must not cost its
+# width squared either.
+JAVASCRIPT_SHAPES = {
+    "deep member chain": "a" + ".b" * 50000 + "\nprocess.exit(0);\n",
+    "deep computed chain": "a" + "[x]" * 20000 + "\nprocess.exit(0);\n",
+    "wide file": "".join(f"{{ let v{i} = {i}; v{i}; }}\n" for i in range(10000)) + "process.exit(0);\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(JAVASCRIPT_SHAPES))
+def test_javascript_files_are_read_in_time_linear_in_depth_and_width(shape: str):
+    import time
+
+    started = time.monotonic()
+    refused = refused_rules("javascript", JAVASCRIPT_SHAPES[shape])
+    assert time.monotonic() - started < 10, shape
+    assert "process" in refused, refused
