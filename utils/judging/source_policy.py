@@ -2,8 +2,9 @@
 
 Pure: a language's policy (`SourcePolicy`, the data beside its spec in
 utils/languages/<name>.py) says which kept files it reads, how it turns a file into facts
-(utils/judging/source_facts.py: Python through its syntax tree, the others through a
-tokenizer that drops comments and reads strings as strings) and which facts it refuses
+(utils/judging/source_facts.py: Python through its syntax tree, Go, Rust, Java and C++ through
+a tokenizer that drops comments and reads strings as strings; JavaScript through tree-sitter in
+utils/languages/javascript_facts.py) and which facts it refuses
 (`Rule`: a regex over one kind of fact, in a category of the vocabulary below).
 
 Allowances are the exercise's own: a rule a fact of the exercise's stub, support files or
