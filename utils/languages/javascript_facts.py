@@ -210,6 +210,8 @@ class _Reader:
                 self.active[name] = self.active.get(name, 0) + (1 if entering else -1)
             if entering:
                 self.visit(node, place)
+        if not self.marks:
+            self.loose_imports()
 
     def visit(self, node: Node, place: _Place) -> None:
         kind = node.type
@@ -333,32 +335,50 @@ class _Reader:
             module = node.child_by_field_name("source")
             if module is not None:
                 self.add(IMPORT, node, literal(module) or "?")
-        elif kind == "call_expression" and _callee_is(node, ("import", "require")):
+        elif kind in ("call_expression", "new_expression") and _callee_is(node, ("import", "require")):
             self.add(IMPORT, node, _module_argument(node))
         elif kind in _NAMES and kind != "meta_property" and self.text(node) == "require" \
-                and not place.holds("member_expression") and not place.holds("call_expression", "function"):
+                and not place.holds("member_expression") and not place.holds("call_expression", "function") \
+                and not place.holds("new_expression", "constructor"):
             self.add(IMPORT, node, "?")  # `require` passed around: any module
-        elif kind == "ERROR":
-            self.unparsed_imports(node)
 
-    def unparsed_imports(self, node: Node) -> None:
-        """`from "m"` / `import "m"` among an ERROR node's children (recovery left them loose)."""
-        children = node.children
-        for word, module in zip(children, children[1:]):
-            if word.type in ("from", "import") and module.type == "string":
-                self.add(IMPORT, word, literal(module) or "?")
+    def loose_imports(self) -> None:
+        """In an erroneous tree, imports read from the tokens as written, whatever node (or
+        skipped bytes) recovery put them in: `require|import ( "m"` and `from|import "m"`."""
+        tokens = list(_tokens(self.source.root))
+        for at, token in enumerate(tokens[:-1]):
+            word = self.text(token) if token.type in _NAMES or token.type in ("import", "from") else ""
+            module = tokens[at + 2] if tokens[at + 1].type == "(" and at + 2 < len(tokens) else tokens[at + 1]
+            between = self.source.data[token.end_byte:module.start_byte].replace(b"(", b"", 1).strip()
+            if module.type == "string" and not between and (word in ("require", "import", "from")):
+                self.add(IMPORT, token, literal(module) or "?")
 
     def add(self, kind: str, node: Node, text: str) -> None:
         self.facts.append(Fact(kind, text, node.start_point[0] + 1))
 
 
+def _tokens(root: Node) -> Iterator[Node]:
+    """The leaves in source order, a string literal as one, comments and the empty tokens
+    recovery inserts (MISSING) left out."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("string", "template_string") or not node.child_count:
+            if node.type != "comment" and node.end_byte > node.start_byte:
+                yield node
+        else:
+            stack.extend(reversed(node.children))
+
+
 def _callee_is(call: Node, names: tuple[str, ...]) -> bool:
-    function = call.child_by_field_name("function")
-    return function.type in ("import", "identifier") and _decoded(function.text.decode("utf-8", "surrogateescape")) in names
+    """Whether a call (`f(…)`, `new f(…)`) calls one of `names`."""
+    function = call.child_by_field_name("function" if call.type == "call_expression" else "constructor")
+    return function is not None and function.type in ("import", "identifier") and _decoded(function.text.decode("utf-8", "surrogateescape")) in names
 
 
 def _module_argument(call: Node) -> str:
-    arguments = [child for child in call.child_by_field_name("arguments").named_children if child.type != "comment"]
+    listed = call.child_by_field_name("arguments")
+    arguments = [child for child in listed.named_children if child.type != "comment"] if listed is not None else []
     module = literal(arguments[0]) if len(arguments) == 1 else None
     return "?" if module is None else module
 
