@@ -217,8 +217,8 @@ class _Reader:
         kind = node.type
         if kind in _NAMES and not _consumed(place):
             self.name(node, place, self.text(node))
-        elif kind == "member_expression" and not _consumed(place):
-            self.name(node, place, self.chain(node))
+        elif kind == "member_expression":
+            self.member(node, place)
         elif kind == "subscript_expression":
             self.subscript(node, place)
         elif kind in ("string", "template_string"):
@@ -251,6 +251,14 @@ class _Reader:
                 break
             node = node.child_by_field_name("object")
         return "".join(reversed(parts))
+
+    def member(self, node: Node, place: _Place) -> None:
+        if not _consumed(place):
+            self.name(node, place, self.chain(node))
+        if any(child.type == "ERROR" for child in node.children):  # recovery glued it across broken bytes
+            for part in (node.child_by_field_name("object"), node.child_by_field_name("property")):
+                if part is not None and part.type in _NAMES:
+                    self.add(NAME, part, self.text(part))
 
     def subscript(self, node: Node, place: _Place) -> None:
         """`a["b"]` is the name `a.b`; a computed `a[x]` gives `a` and `a[]` (`a[]=` assigned)."""
