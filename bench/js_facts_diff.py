@@ -1,6 +1,6 @@
 """The JavaScript fact reader on tree-sitter against the token reader it replaced, file by file.
 
-    python3 bench/js_facts_diff.py [--old REV] [--benchmark_dir DIR] [--show N]
+    python3 bench/js_facts_diff.py [--old REV] [--benchmark_dir DIR] [--show N] [--mutations N --seed S]
 
 The old reader is `javascript_facts` of utils/judging/source_facts.py at git revision REV
 (default: main, before issue 34's JavaScript step), loaded from `git show`. Both read every
@@ -8,7 +8,10 @@ JavaScript file of the benchmark's exercises (stubs, specs, `.meta/` references 
 of tests/fixtures and of samples/. Printed: files, files whose SET of facts (kind, text)
 differs, each difference with its count and the files it is in (the first N), the parse
 errors tree-sitter found, each reader's time, and the files where the policy's rules the facts
-match (allowances aside) differ.
+match (allowances aside) differ. With --mutations, N broken copies of each reference (pieces
+inserted, characters deleted: mostly trees with parse errors) are read by both, and every file
+where the old reader matched a rule the new one did not is listed: error recovery must hide
+nothing the token reader saw.
 
 Reserved words are left out of both sides: the token reader read every word as a name
 (`const`, `return`), the tree reads none; the script checks that no rule of the policy
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import random
 import re
 import subprocess
 import sys
@@ -110,11 +114,51 @@ def matched_rules(facts: set[tuple[str, str]]) -> set[str]:
             if kind == rule.kind and rule.regex.search(text)}
 
 
+# What a mutation inserts: brackets, quotes and operators that break the syntax, and constructs
+# the policy refuses (so that a broken file's facts are what is compared).
+PIECES = ("(", ")", "{", "}", "[", "]", "`", "${", "'", '"', "/", "=>", ".", "?.", "#", "@", ":", ",", ";", "<", ">",
+          "\n", " process.exit() ", " globalThis ", " require('fs') ", " eval ", "function", "class", "let", "*",
+          " test('x') ", "\\u0070rocess.exit()")
+
+
+def mutated(text: str, rng: random.Random) -> str:
+    """`text` with one to five pieces inserted or characters deleted at random places."""
+    chars = list(text)
+    for _ in range(rng.randint(1, 5)):
+        at = rng.randrange(len(chars) + 1)
+        if rng.random() < 0.6:
+            chars.insert(at, rng.choice(PIECES))
+        elif chars:
+            del chars[min(at, len(chars) - 1)]
+    return "".join(chars)
+
+
+def mutations(old, benchmark: Path, count: int, seed: int) -> None:
+    """Broken files (mostly erroneous trees): where the old reader matched a rule the new did not."""
+    rng = random.Random(seed)
+    references = sorted((benchmark / "javascript" / "exercises" / "practice").glob("*/.meta/proof.ci.js"))
+    runs, erroneous, lost = 0, 0, []
+    for path in references:
+        for _ in range(count):
+            text = mutated(path.read_text(), rng)
+            runs += 1
+            erroneous += Source("javascript", text).has_errors
+            missed = matched_rules(fact_set(old(text))) - matched_rules(fact_set(javascript_facts(text)))
+            if missed:
+                lost.append((path.parent.parent.name, sorted(missed)))
+    print(f"\nmutated references: {runs}, erroneous trees {erroneous}, "
+          f"where the old reader matched a rule the new did not: {len(lost)}")
+    for name, missed in lost:
+        print(f"  {name}: {missed}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--old", default="main")
     parser.add_argument("--benchmark_dir", type=Path, default=BENCHMARK)
     parser.add_argument("--show", type=int, default=3)
+    parser.add_argument("--mutations", type=int, default=0, help="broken copies of each reference to compare too")
+    parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     check_reserved()
     old = old_reader(args.old)
@@ -161,6 +205,8 @@ def main() -> None:
         print(f"\n{title}: {len(table)} facts")
         for fact, labels in sorted(table.items(), key=lambda item: (-len(item[1]), item[0])):
             print(f"  {len(labels):4d}  {fact[0]:6s} {fact[1]!r:50.50s}  {', '.join(labels[:args.show])}")
+    if args.mutations:
+        mutations(old, args.benchmark_dir, args.mutations, args.seed)
 
 
 if __name__ == "__main__":
