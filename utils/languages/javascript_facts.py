@@ -16,9 +16,12 @@ What a file yields (the kinds of utils/judging/source_policy.py):
 An erroneous tree (a construct the grammar does not know: TypeScript, or a V8 extension an
 attacker found) is read without `local:`/`key:` marks, so recovery can never make a global's
 name look bound; every identifier-like word of an ERROR node's unparsed bytes is a name, and
-so is every word of a regex literal (recovery may take a division for one: `yield /x()/ 2`).
-Measured by bench/js_facts_diff.py: no file of the benchmark, the fixtures or the samples has
-a parse error.
+so is every word of a regex literal (recovery may take a division for one: `yield /x()/ 2`);
+a member expression recovery glued across an ERROR also gives its parts as names alone; and
+imports are read from the tokens as written, whatever node recovery put them in. Measured by
+bench/js_facts_diff.py: no file of the benchmark, the fixtures or the samples has a parse
+error; on broken copies of the references (--mutations) the token reader never matched a rule
+this reader did not in a file Node accepts.
 """
 
 from __future__ import annotations
