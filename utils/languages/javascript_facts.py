@@ -20,8 +20,9 @@ so is every word of a regex literal (recovery may take a division for one: `yiel
 a member expression recovery glued across an ERROR also gives its parts as names alone; and
 imports are read from the tokens as written, whatever node recovery put them in. Measured by
 bench/js_facts_diff.py: no file of the benchmark, the fixtures or the samples has a parse
-error; on broken copies of the references (--mutations) the token reader never matched a rule
-this reader did not in a file Node accepts.
+error; of 4410 broken copies of the references (--mutations 30, seeds 1-3), the token reader
+matched a rule this reader did not in 3: two that Node rejects, and one where the token reader
+was wrong (a class field named `globalThis`).
 """
 
 from __future__ import annotations
