@@ -242,6 +242,9 @@ HONEST = [
     ("javascript", "function placePieces(self) { return self.board; }\n"
                    "export function process(input) { return input; }\n"
                    "export const s = 'use process.exit and fs in prose';\n"),
+    # Fields are no uses, and every name of one declaration is bound (the token reader refused both).
+    ("javascript", "export class Frame { test = 1; globalThis = 2; static process = 3; }\n"
+                   "const first = 1, it = 2;\nexport const sum = () => first + it;\n"),
     ("go", "package p\n// os.Exit(0) unsafe //go:linkname\nimport \"strings\"\n"
            "func testingExit(opened int) int { exitCode := opened; return exitCode + len(strings.Fields(\"a\")) }\n"),
     ("rust", "// std::process::exit(0) #[used]\n/* nested /* comment */ unsafe */\n"
