@@ -123,6 +123,23 @@ ATTACKS = [
     ("javascript", "import { execSync } from 'child_process';\n", "system_modules"),
     ("javascript", "const s = 'resistor-color-trio.spec.js';\n", "test_source_strings"),
     ("javascript", "const s = `${dir}/x.spec.js`;\n", "test_source_strings"),
+    # The tree-sitter reader (utils/languages/javascript_facts.py): what a naive reader of the tree misses.
+    ("javascript", "process?.exit(0);\n", "process"),                                  # optional chaining
+    ("javascript", "globalThis?.process;\n", "global_object"),
+    ("javascript", "({})?.constructor?.('return process')();\n", "code_from_strings"),
+    ("javascript", "process/**/.binding('fs');\n", "process"),                         # a comment inside a name
+    ("javascript", "const f = function process() {};\nprocess.exit(0);\n", "process"),  # binds in itself only
+    ("javascript", "const { a = process } = {};\n", "process"),                       # a default is a use
+    ("javascript", "let { [process.argv]: y } = {};\n", "process"),                   # a computed key is a use
+    ("javascript", "for (const process of []) {}\nprocess.exit(0);\n", "process"),     # bound in the loop only
+    ("javascript", "class A { static process = 1; m() { process.exit(0); } }\n", "process"),  # a field is no binding
+    ("javascript", "\\u0072equire('child_process');\n", "system_modules"),            # escapes in a callee
+    ("javascript", "const s = `${'constr'}${'uctor'}`;\n", "member_strings"),         # template pieces folded
+    ("javascript", "Object.prototype[key] = () => true;\n", "patches_builtins"),      # computed assignment
+    # An erroneous tree: no binding is trusted, words the grammar could not place are names.
+    ("javascript", "const test = 1;\ntest('x', () => {});\nlet n: number = 1;\n", "jest_globals"),
+    ("javascript", "yield /process.exit(0)/ 2;\n", "process"),
+    ("javascript", "x = 1 @@ process.exit(0);\n", "process"),
     # --- go -------------------------------------------------------------------------------
     ("go", 'package p\nimport "testing"\nvar _ testing.T\n', "testing"),
     ("go", 'package p\nimport "fmt"\nfunc f() { fmt.Println("--- PASS: TestX") }\n', "runner_output"),
@@ -225,6 +242,9 @@ HONEST = [
     ("javascript", "function placePieces(self) { return self.board; }\n"
                    "export function process(input) { return input; }\n"
                    "export const s = 'use process.exit and fs in prose';\n"),
+    # Fields are no uses, and every name of one declaration is bound (the token reader refused both).
+    ("javascript", "export class Frame { test = 1; globalThis = 2; static process = 3; }\n"
+                   "const first = 1, it = 2;\nexport const sum = () => first + it;\n"),
     ("go", "package p\n// os.Exit(0) unsafe //go:linkname\nimport \"strings\"\n"
            "func testingExit(opened int) int { exitCode := opened; return exitCode + len(strings.Fields(\"a\")) }\n"),
     ("rust", "// std::process::exit(0) #[used]\n/* nested /* comment */ unsafe */\n"
@@ -456,3 +476,23 @@ def test_deeply_nested_files_are_read_quickly_and_still_refused(language: str):
     refused = refused_rules(language, PATHOLOGICAL[language])
     assert time.monotonic() - started < 10, "reading is not linear in the file's nesting"
     assert "process_control" in refused or "process" in refused, refused
+
+
+# tree-sitter's `Node.parent` walks down from the root: a reader asking it per node costs a deep
+# file its depth squared (a 100000-deep member chain took 450 s); a wide file must not cost its
+# width squared either.
+JAVASCRIPT_SHAPES = {
+    "deep member chain": "a" + ".b" * 50000 + "\nprocess.exit(0);\n",
+    "deep computed chain": "a" + "[x]" * 20000 + "\nprocess.exit(0);\n",
+    "wide file": "".join(f"{{ let v{i} = {i}; v{i}; }}\n" for i in range(10000)) + "process.exit(0);\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(JAVASCRIPT_SHAPES))
+def test_javascript_files_are_read_in_time_linear_in_depth_and_width(shape: str):
+    import time
+
+    started = time.monotonic()
+    refused = refused_rules("javascript", JAVASCRIPT_SHAPES[shape])
+    assert time.monotonic() - started < 10, shape
+    assert "process" in refused, refused

@@ -5,26 +5,24 @@ Python is read through its own syntax tree (`ast`): imports and their aliases re
 a computed attribute of a module or of the builtins marked `<module>.?`, an assignment to a
 module's attribute marked `<name>=`, docstrings left out.
 
-JavaScript and C++ go through one tokenizer (`tokens`) that drops comments and reads every
-string form as a string (escapes decoded; raw, template and char literals); Go, Rust and Java
-are lexed by tree-sitter (utils/judging/tree_facts.py) into the same tokens. Readers turn
-tokens into facts: qualified names as written (`chains`: `std::process::exit`, `os.Exit`,
-`a["b"]` read as `a.b`, a computed `a[expr]` as `a[]`, a call marked `()`), strings
-(`string_facts`: adjacent literals joined by `+` folded), and each language's imports and
-directives (the Go, Rust and Java readers live in their language modules; here C++'s
-preprocessor lines and GNU attributes, JavaScript's imports). JavaScript's `\\u` escapes are
-decoded inside identifiers.
+C++ goes through a tokenizer (`tokens`) that drops comments and reads every string form as a
+string (escapes decoded; raw and char literals); Go, Rust and Java are lexed by tree-sitter
+(utils/judging/tree_facts.py) into the same tokens, and JavaScript is read through tree-sitter
+(utils/languages/javascript_facts.py). Readers turn tokens into facts: qualified names as
+written (`chains`: `std::process::exit`, `os.Exit`, `a["b"]` read as `a.b`, a computed
+`a[expr]` as `a[]`, a call marked `()`), strings (`string_facts`: adjacent literals joined by
+`+` folded), and each language's imports and directives (the Go, Rust and Java readers live in
+their language modules; here C++'s preprocessor lines and GNU attributes).
 """
 
 from __future__ import annotations
 
 import ast
-import bisect
 import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from .source_policy import DIRECTIVE, IMPORT, NAME, STRING, Fact
 
@@ -297,9 +295,7 @@ class Token:
 @dataclass(kw_only=True, frozen=True)
 class Dialect:
     name: str
-    backtick: str = ""                # "template" (JavaScript)
     raw_strings: str = ""             # "cpp" (R"d(…)d")
-    regex_literals: bool = False      # JavaScript's /…/flags
     digit_separator: str = ""         # C++'s 1'000'000
     line_directives: bool = False     # C/C++ preprocessor lines (`#` or `%:` first on a line), digraphs
 
@@ -307,8 +303,6 @@ class Dialect:
 _PUNCT3 = ("...", "<<=", ">>=", "===", "!==", "**=", "&&=", "||=", "??=", "->*", ">>>", "<=>")
 _PUNCT2 = ("::", "->", "=>", "==", "!=", "<=", ">=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=",
            "|=", "^=", "<<", ">>", "?.", "??", "##", ":=", "..", "**")
-_JS_REGEX_AFTER = {"return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw", "yield",
-                   "await", "instanceof"}
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "b": "\b", "f": "\f", "v": "\v", "a": "\a", "e": "\x1b"}
 
 
@@ -340,8 +334,6 @@ class _Scanner:
         self.pos, self.line = 0, 1
         self.out: list[Token] = []
         self.comments: list[Token] = []  # line comments, kept for directive readers (Go's //go:)
-        self.template_depths: list[int] = []  # brace depth at each open `${` of a JS template
-        self.depth = 0
         # No token yet since the last newline outside a comment: a block comment spanning lines
         # joins them (`x /*\n*/ #define` is no directive), as the compiler reads it.
         self.fresh_line = True
@@ -376,22 +368,12 @@ class _Scanner:
                 self.number()
             elif self.raw_string_start():
                 pass
-            elif char == "\\" and self.dialect.name == "javascript" and text.startswith("\\u", self.pos):
-                self.identifier()
             elif char.isalpha() or char in "_$" or ord(char) > 127:
                 self.identifier()
             elif char == '"':
                 self.delimited('"', escapes=True)
             elif char == "'":
                 self.delimited("'", escapes=True)
-            elif char == "`" and self.dialect.backtick:
-                self.backtick()
-            elif char == "/" and self.dialect.regex_literals and self.regex_allowed():
-                self.regex()
-            elif char == "}" and self.template_depths and self.depth == self.template_depths[-1]:
-                self.template_depths.pop()
-                self.advance_to(self.pos + 1)
-                self.template_chunk()
             else:
                 self.punct()
         return self.out
@@ -435,12 +417,6 @@ class _Scanner:
             if char.isalnum() or char in "_$" or ord(char) > 127:
                 parts.append(char)
                 index += 1
-            elif char == "\\" and self.dialect.name == "javascript":
-                match = re.compile(r"\\u(\{[0-9A-Fa-f]+\}|[0-9A-Fa-f]{4})").match(self.text, index)
-                if not match:
-                    break
-                parts.append(chr(int(match.group(1).strip("{}"), 16)))
-                index = match.end()
             else:
                 break
         self.emit(ID, "".join(parts), line)
@@ -475,56 +451,6 @@ class _Scanner:
         self.emit(STR, decode_escapes(body) if escapes else body, line)
         self.advance_to(min(index + len(quote), len(self.text)))
 
-    def backtick(self) -> None:
-        self.advance_to(self.pos + 1)
-        self.template_chunk()
-
-    def template_chunk(self) -> None:
-        """A JavaScript template literal's text up to its end or its next `${`."""
-        line, index = self.line, self.pos
-        while index < len(self.text):
-            if self.text[index] == "\\":
-                index += 2
-                continue
-            if self.text[index] == "`" or self.text.startswith("${", index):
-                break
-            index += 1
-        self.emit(STR, decode_escapes(self.text[self.pos:index]), line)
-        if self.text.startswith("${", index):
-            self.advance_to(index + 2)
-            self.template_depths.append(self.depth)
-        else:
-            self.advance_to(min(index + 1, len(self.text)))
-
-    def regex_allowed(self) -> bool:
-        if not self.out:
-            return True
-        last = self.out[-1]
-        if last.kind == ID:
-            return last.text in _JS_REGEX_AFTER
-        if last.kind in (STR, NUM):
-            return False
-        return last.text not in (")", "]")
-
-    def regex(self) -> None:
-        index, in_class = self.pos + 1, False
-        while index < len(self.text) and self.text[index] != "\n":
-            char = self.text[index]
-            if char == "\\":
-                index += 2
-                continue
-            if char == "[":
-                in_class = True
-            elif char == "]":
-                in_class = False
-            elif char == "/" and not in_class:
-                break
-            index += 1
-        index += 1
-        while index < len(self.text) and self.text[index].isalpha():
-            index += 1
-        self.emit("regex", self.text[self.pos:index], self.line)
-        self.advance_to(index)
 
     def punct(self) -> None:
         if self.dialect.line_directives and self.digraph():
@@ -534,12 +460,7 @@ class _Scanner:
                 self.emit(PUNCT, self.text[self.pos:self.pos + size], self.line)
                 self.advance_to(self.pos + size)
                 return
-        char = self.text[self.pos]
-        if char == "{":
-            self.depth += 1
-        elif char == "}":
-            self.depth -= 1
-        self.emit(PUNCT, char, self.line)
+        self.emit(PUNCT, self.text[self.pos], self.line)
         self.advance_to(self.pos + 1)
 
 
@@ -551,7 +472,6 @@ class _Scanner:
                 # `<::` not followed by `:` or `>` is `<` then `::` (C++11 [lex.pptoken]).
                 if spelling == "<:" and text.startswith("<::", pos) and text[pos + 3:pos + 4] not in (":", ">"):
                     return False
-                self.depth += {"{": 1, "}": -1}.get(meaning, 0)
                 self.emit(PUNCT, meaning, self.line)
                 self.advance_to(pos + len(spelling))
                 return True
@@ -688,218 +608,11 @@ def name_facts(toks: list[Token], head=lambda text: text) -> list[Fact]:
     return [Fact(NAME, name, line) for name, line, _ in chains(toks, head)]
 
 
-# --- JavaScript -----------------------------------------------------------------------------
-
-JAVASCRIPT = Dialect(name="javascript", backtick="template", regex_literals=True)
-_JS_DECLARES = {"let", "const", "var", "function", "class"}
-_JS_CONTROL = {"if", "for", "while", "switch", "catch", "function", "with", "return", "typeof", "await", "new"}
-
-
-def javascript_facts(text: str) -> tuple[Fact, ...]:
-    toks, _ = tokens(text, JAVASCRIPT)
-    facts = list(string_facts(toks))
-    declared = _js_declared(toks)
-    for name, line, end in chains(toks):
-        root = name.split(".")[0].removesuffix("()")
-        start = end - (name.count(".") + name.count("?.")) * 2
-        if name[:1] not in ".?" and start >= 0 and _is_bound(declared, root, start):
-            name = "local:" + name  # a name declared in scope here is no global's
-        elif start >= 0 and _js_binding(toks, start, end):
-            name = "key:" + name  # an object key or a method being defined: no use of a global
-        facts.append(Fact(NAME, name, line))
-        after = toks[end + 1] if end + 1 < len(toks) else None
-        if after is not None and after.kind == PUNCT and after.text in ("=", "+=", "||=", "??=", "&&=") \
-                and not name.endswith("()"):
-            facts.append(Fact(NAME, name + "=", line))  # assigned: `Object.prototype.x = …`
-    facts += _js_imports(toks)
-    return tuple(facts)
-
-
-def _js_binding(toks: list[Token], start: int, end: int) -> bool:
-    """Whether the name at toks[start..end] is being defined rather than used: an object
-    literal key (`{ test: 1 }`) or a class/object method (`describe() { … }`)."""
-    before = toks[start - 1] if start else None
-    after = toks[end + 1] if end + 1 < len(toks) else None
-    if start == end and after is not None and after.text == ":" and before is not None and before.text in ("{", ","):
-        return True
-    if start == end and after is not None and after.text == "(" and (before is None or before.text not in _JS_CONTROL):
-        close = _matching(toks, end + 1)
-        if close + 1 < len(toks) and toks[close + 1].text == "{" and (before is None or before.text in ("{", "}", ";", "static", "async", "get", "set", "*")):
-            return True
-    return False
-
+# --- shared by the readers ---------------------------------------------------------------
 
 def matching(toks: list[Token], open_index: int) -> int:
     """The index of the bracket closing toks[open_index] (the last token when none does)."""
     return toks.pairs.get(open_index, len(toks) - 1)
-
-
-_matching = matching
-
-
-def _js_declared(toks: list[Token]) -> dict[str, list[tuple[int, int]]]:
-    """Where each name the file declares is bound: {name: [(first, last) token index]}.
-    let/const/var/class/function names bind in their enclosing block (the file at top
-    level), parameters (functions, arrows, methods) in the function's body, `catch (e)` in
-    its block. Blocks stand in for function scopes (a `var` seen outside its block would be
-    taken for a global's name: the safe side)."""
-    enclosing = _enclosing_blocks(toks)
-    bound: dict[str, list[tuple[int, int]]] = {}
-
-    def bind(names: Iterable[Token], scope: tuple[int, int]) -> None:
-        for token in names:
-            if token.kind == ID:
-                bound.setdefault(token.text, []).append(scope)
-
-    for index, token in enumerate(toks):
-        scope = enclosing[index]
-        if token.kind == ID and token.text in _JS_DECLARES and index + 1 < len(toks) \
-                and not (index and toks[index - 1].text in _SEPARATORS):
-            nxt = toks[index + 1]
-            if nxt.kind == ID:
-                bind([nxt], scope)
-            elif nxt.text in ("{", "["):
-                bind(toks[index + 2:_matching(toks, index + 1)], scope)
-        params = _parameters(toks, index)
-        if params is not None:
-            bind(toks[params[0] + 1:params[1]], _body_scope(toks, params[1]))
-        elif token.kind == PUNCT and token.text == "=>" and index and toks[index - 1].kind == ID:
-            bind([toks[index - 1]], _body_scope(toks, index - 1))
-    return bound
-
-
-def _parameters(toks: list[Token], index: int) -> tuple[int, int] | None:
-    """(open, close) of the parameter list that starts at toks[index], if one does: after
-    `function [name]`, `catch`, a method name (`name(…) {`), or before `=>`."""
-    token = toks[index]
-    if token.kind != PUNCT or token.text != "(":
-        return None
-    close = _matching(toks, index)
-    after = toks[close + 1] if close + 1 < len(toks) else None
-    before = toks[index - 1] if index else None
-    if after is not None and after.text == "=>":
-        return index, close
-    if before is None:
-        return None
-    if before.text in ("function", "catch") or (index > 1 and toks[index - 2].text == "function"):
-        return index, close
-    if before.kind == ID and before.text not in _JS_CONTROL and after is not None and after.text == "{":
-        return index, close  # a method definition
-    return None
-
-
-def _body_scope(toks: list[Token], close: int) -> tuple[int, int]:
-    """The tokens a parameter list ending at `close` binds: the body `{…}` after it (and
-    the list itself), or an expression-bodied arrow's expression."""
-    index = close + 1
-    if index < len(toks) and toks[index].text == "=>":
-        index += 1
-    if index < len(toks) and toks[index].text == "{":
-        return _opening_of_params(toks, close), _matching(toks, index)
-    return _opening_of_params(toks, close), _expression_end(toks, index)
-
-
-_CONTINUES = {".", "?.", "+", "-", "*", "/", "%", "**", "&&", "||", "??", "?", ":", "=", "=>", ",", "==", "===",
-              "!=", "!==", "<", ">", "<=", ">=", "&", "|", "^", "<<", ">>", ">>>", "!", "~", "(", "[", "{"}
-
-
-def _expression_end(toks: list[Token], start: int) -> int:
-    """The last token of an arrow's expression body starting at `start`: up to a `,` or `;`
-    or a closing bracket at its own depth, or a line break after a token that cannot go on
-    (automatic semicolon insertion); nested brackets are skipped whole."""
-    index = start
-    while index < len(toks):
-        token = toks[index]
-        if token.kind == PUNCT and token.text in ("(", "[", "{") and index in toks.pairs:
-            index = toks.pairs[index] + 1
-            continue
-        if token.kind == PUNCT and token.text in (",", ";", ")", "]", "}"):
-            return index - 1
-        if index > start and token.line > toks[index - 1].line and toks[index - 1].text not in _CONTINUES \
-                and token.text not in _CONTINUES:
-            return index - 1
-        index += 1
-    return len(toks) - 1
-
-
-def _opening_of_params(toks: list[Token], close: int) -> int:
-    return _opening(toks, close) if toks[close].text == ")" else close
-
-
-def _enclosing_blocks(toks: list[Token]) -> list[tuple[int, int]]:
-    """For each token, the (open, close) indices of the innermost braces around it (the
-    whole file outside any)."""
-    result: list[tuple[int, int]] = []
-    stack: list[int] = []
-    closes: dict[int, int] = {}
-    for index, token in enumerate(toks):
-        if token.kind == PUNCT and token.text == "{":
-            stack.append(index)
-        elif token.kind == PUNCT and token.text == "}" and stack:
-            closes[stack.pop()] = index
-    stack = []
-    for index, token in enumerate(toks):
-        if token.kind == PUNCT and token.text == "}" and stack:
-            stack.pop()
-        result.append((stack[-1], closes.get(stack[-1], len(toks))) if stack else (0, len(toks)))
-        if token.kind == PUNCT and token.text == "{":
-            stack.append(index)
-    return result
-
-
-def _is_bound(bound: dict[str, list[tuple[int, int]]], name: str, index: int) -> bool:
-    scopes = bound.get(name)
-    if not scopes:
-        return False
-    if not isinstance(scopes, _Intervals):
-        scopes = bound[name] = _Intervals(scopes)
-    return scopes.covers(index)
-
-
-class _Intervals(list):
-    """Scopes merged and sorted once, looked up by bisection (many declarations of one name
-    must not make every use rescan them all)."""
-
-    def __init__(self, scopes: Iterable[tuple[int, int]]) -> None:
-        merged: list[tuple[int, int]] = []
-        for first, last in sorted(scopes):
-            if merged and first <= merged[-1][1] + 1:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], last))
-            else:
-                merged.append((first, last))
-        super().__init__(merged)
-        self.starts = [first for first, _ in merged]
-
-    def covers(self, index: int) -> bool:
-        position = bisect.bisect_right(self.starts, index) - 1
-        return position >= 0 and self[position][1] >= index
-
-
-def _opening(toks: list[Token], close_index: int) -> int:
-    """The index of the bracket toks[close_index] closes (0 when none)."""
-    return toks.pairs.get(close_index, 0)
-
-
-def _js_imports(toks: list[Token]) -> list[Fact]:
-    """Modules a file imports: `import … from "m"`, `import "m"`, `export … from "m"`,
-    `require("m")`, `import("m")`; a module named by anything but one literal is `?`."""
-    facts = []
-    for index, token in enumerate(toks):
-        if token.kind != ID or (index and toks[index - 1].text in _SEPARATORS):
-            continue
-        nxt = toks[index + 1] if index + 1 < len(toks) else None
-        if token.text == "from" and nxt is not None and nxt.kind == STR:
-            facts.append(Fact(IMPORT, nxt.text, token.line))
-        elif token.text == "import" and nxt is not None and nxt.kind == STR:
-            facts.append(Fact(IMPORT, nxt.text, token.line))
-        elif token.text in ("require", "import") and nxt is not None and nxt.text == "(":
-            close = _matching(toks, index + 1)
-            inside = toks[index + 2:close]
-            literal = len(inside) == 1 and inside[0].kind == STR
-            facts.append(Fact(IMPORT, inside[0].text if literal else "?", token.line))
-        elif token.text == "require":
-            facts.append(Fact(IMPORT, "?", token.line))  # `require` passed around: any module
-    return facts
 
 
 # --- C++ ------------------------------------------------------------------------------------
@@ -930,7 +643,7 @@ def cpp_facts(text: str) -> tuple[Fact, ...]:
             # A macro body is code used wherever the macro is: its first name is no declaration.
             index += 2
             if index < len(toks) and toks[index].text == "(" and toks[index].line == token.line:
-                index = _matching(toks, index) + 1
+                index = matching(toks, index) + 1
             code.append(Token(PUNCT, ";", token.line))
     aliases = _cpp_namespace_aliases(code)
     for name, line, end in chains(code, lambda name: aliases.get(name, name)):
@@ -981,9 +694,9 @@ def _cpp_attributes(toks: list[Token]) -> list[Fact]:
     facts = []
     for index, token in enumerate(toks):
         if token.kind == ID and token.text in ("__attribute__", "__declspec") and index + 1 < len(toks) and toks[index + 1].text == "(":
-            close = _matching(toks, index + 1)
+            close = matching(toks, index + 1)
             facts += [Fact(DIRECTIVE, t.text.strip("_"), t.line) for t in toks[index + 2:close] if t.kind == ID]
         elif token.text == "[" and index + 1 < len(toks) and toks[index + 1].text == "[" and (not index or toks[index - 1].kind != ID):
-            close = _matching(toks, index)
+            close = matching(toks, index)
             facts += [Fact(DIRECTIVE, t.text.strip("_"), t.line) for t in toks[index + 2:close] if t.kind == ID]
     return facts

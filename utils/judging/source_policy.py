@@ -2,9 +2,10 @@
 
 Pure: a language's policy (`SourcePolicy`, the data beside its spec in
 utils/languages/<name>.py) says which kept files it reads, how it turns a file into facts
-(utils/judging/source_facts.py: Python through its syntax tree, Go, Rust and Java through
-tree-sitter's leaves (tree_facts.py), JavaScript and C++ through a tokenizer; comments dropped,
-strings read as strings) and which facts it refuses
+(utils/judging/source_facts.py: Python through its syntax tree; Go, Rust and Java through
+tree-sitter's leaves (tree_facts.py) and JavaScript through its syntax tree
+(utils/languages/javascript_facts.py); C++ through a tokenizer; comments dropped, strings read
+as strings) and which facts it refuses
 (`Rule`: a regex over one kind of fact, in a category of the vocabulary below).
 
 Allowances are the exercise's own: a rule a fact of the exercise's stub, support files or

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import re
 
-from ..judging import runner_results, source_facts
+from ..judging import runner_results
+from ..judging.syntax import Source
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit,
                                 call_arguments, constructed_point, list_element, matching_brace)
 from ..outcomes import Reason
-from . import javascript_variants
+from . import javascript_facts, javascript_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, origin_is_file
 
 # --- un-skip ----------------------------------------------------------------------------
@@ -32,49 +33,49 @@ _BLOCKS = {"describe", "test", "it"}
 
 def static_skips(path: str, text: str) -> tuple[str, ...]:
     """The tests an (un-skipped) spec keeps skipped: `test.skip`/`it.skip` calls and every
-    test inside `describe.skip`, by jest's reported name. Read from the file's tokens
+    test inside `describe.skip`, by jest's reported name. Read from the file's syntax tree
     (comments and strings read as jest reads them); a title that is not a plain string is
     not known statically and is left out (such a skip still needs the reference run)."""
     if not path.endswith((".spec.js", ".test.js")):
         return ()
-    toks, _ = source_facts.tokens(text, source_facts.JAVASCRIPT)
     file_name = path.rsplit("/", 1)[-1]
-    return tuple(f"{file_name}::{' '.join(titles)}" for titles in _skipped_titles(toks))
+    return tuple(f"{file_name}::{' '.join(titles)}" for titles in _skipped_titles(Source("javascript", text)))
 
 
-def _skipped_titles(toks) -> list[list[str]]:
+def _skipped_titles(source: Source) -> list[list[str]]:
     found: list[list[str]] = []
-    open_blocks: list[tuple[int, str, bool]] = []  # (closing index, title, skipped)
-    for index, token in enumerate(toks):
-        while open_blocks and index > open_blocks[-1][0]:
+    open_blocks: list[tuple[int, str, bool]] = []  # (end byte, title, skipped) of each describe around
+    for node in source.walk():
+        while open_blocks and node.start_byte >= open_blocks[-1][0]:
             open_blocks.pop()
-        call = _block_call(toks, index)
+        call = _block_call(node)
         if call is None:
             continue
-        kind, skip, title, close = call
+        kind, skip, title = call
         titles = [title for _, title, _ in open_blocks] + [title]
         skipped = skip or any(inherited for _, _, inherited in open_blocks)
         if kind == "describe":
-            open_blocks.append((close, title, skipped))
+            open_blocks.append((node.end_byte, title, skipped))
         elif skipped:
             found.append(titles)
     return found
 
 
-def _block_call(toks, index: int) -> tuple[str, bool, str, int] | None:
-    """(kind, skipped, title, index of its closing paren) of `describe|test|it[.skip](title,`
-    starting at toks[index]; None for anything else."""
-    token = toks[index]
-    if token.kind != source_facts.ID or token.text not in _BLOCKS or (index and toks[index - 1].text in (".", "?.")):
+def _block_call(node) -> tuple[str, bool, str] | None:
+    """(kind, skipped, title) of a call `describe|test|it[.skip](title, …)`; None for anything else."""
+    if node.type != "call_expression" or node.child_by_field_name("arguments").type != "arguments":
         return None
-    at, skip = index + 1, False
-    if at + 1 < len(toks) and toks[at].text == "." and toks[at + 1].kind == source_facts.ID:
-        if (token.text, toks[at + 1].text) not in _SKIPPING:
+    callee, skip = node.child_by_field_name("function"), False
+    if callee.type == "member_expression" and not callee.child_by_field_name("optional_chain"):
+        member = (callee.child_by_field_name("object").text.decode(), callee.child_by_field_name("property").text.decode())
+        if member not in _SKIPPING:
             return None
-        at, skip = at + 2, True
-    if at + 2 >= len(toks) or toks[at].text != "(" or toks[at + 1].kind != source_facts.STR or toks[at + 2].text != ",":
+        callee, skip = callee.child_by_field_name("object"), True
+    arguments = [child for child in node.child_by_field_name("arguments").named_children if child.type != "comment"]
+    title = javascript_facts.literal(arguments[0]) if len(arguments) > 1 else None
+    if callee.type != "identifier" or callee.text.decode() not in _BLOCKS or title is None:
         return None
-    return token.text, skip, toks[at + 1].text, toks.pairs.get(at, len(toks) - 1)
+    return callee.text.decode(), skip, title
 
 
 # --- canaries ---------------------------------------------------------------------------
@@ -221,7 +222,7 @@ PLANTER = Planter(file_globs=("**/*.spec.js", "**/*.test.js"), name_style="words
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 
-SOURCE_POLICY = SourcePolicy((".js", ".mjs", ".cjs", ".jsx", ".ts"), source_facts.javascript_facts, rules(
+SOURCE_POLICY = SourcePolicy((".js", ".mjs", ".cjs", ".jsx", ".ts"), javascript_facts.javascript_facts, rules(
     # jest's globals and modules; a name the file declares itself (`const test = …`) is its own.
     ("jest_globals", TEST_FRAMEWORK, NAME,
      r"^(expect|test|it|describe|jest|beforeAll|beforeEach|afterAll|afterEach|fit|fdescribe|xit|xtest"
