@@ -437,11 +437,13 @@ def go_facts(text: str) -> tuple[Fact, ...]:
     facts += [Fact(DIRECTIVE, comment.text[2:].removesuffix("*/").strip(), comment.line) for comment in lexed.comments
               if _DIRECTIVE_COMMENT.match(comment.text)]
     for toks in lexed.streams:
-        facts += name_facts(toks, lambda name: aliases.get(name, name)) + list(string_facts(toks))
+        facts += list(string_facts(toks))
+        for nth in range(max(map(len, aliases.values()), default=1)):  # a name several imports bind: each
+            facts += name_facts(toks, lambda name: aliases.get(name, [name])[min(nth, len(aliases.get(name, [name])) - 1)])
     return tuple(facts)
 
 
-def _go_imports(toks: TokenList, aliases: dict[str, str]) -> list[Fact]:
+def _go_imports(toks: TokenList, aliases: dict[str, list[str]]) -> list[Fact]:
     """Every path an `import` declaration names; the name each binds (its alias, or the
     path's last element) noted in `aliases`."""
     facts: list[Fact] = []
@@ -455,11 +457,24 @@ def _go_imports(toks: TokenList, aliases: dict[str, str]) -> list[Fact]:
     return facts
 
 
-def _go_import(path: Token, before: Token, aliases: dict[str, str]) -> list[Fact]:
+def _go_import(path: Token, before: Token, aliases: dict[str, list[str]]) -> list[Fact]:
     alias = before.text if (before.kind == ID or before.text in (".", "_")) and before.text != "import" else None
-    aliases[alias or path.text.rsplit("/", 1)[-1]] = path.text
+    for name in [alias] if alias else _package_names(path.text):
+        aliases.setdefault(name, []).append(path.text)
     facts = [Fact(IMPORT, path.text, path.line)]
     return facts + [Fact(DIRECTIVE, f"dot_import {path.text}", path.line)] if alias == "." else facts
+
+
+def _package_names(path: str) -> list[str]:
+    """The names an import without an alias may bind: a package's name is its own clause's, most
+    often its path's last element, the one before a major version (`math/rand/v2` binds `rand`),
+    or that element less a version (`gopkg.in/yaml.v3`). A name bound twice resolves to every
+    path (red team 10: `import (v2 "os"; "math/rand/v2")` made `v2.Exit` read as rand's)."""
+    parts = path.split("/")
+    names = [parts[-1], re.sub(r"\.v\d+$", "", parts[-1])]
+    if len(parts) > 1 and re.fullmatch(r"v\d+", parts[-1]):
+        names.append(parts[-2])
+    return list(dict.fromkeys(names))
 
 
 SOURCE_POLICY = SourcePolicy((".go",), go_facts, rules(
@@ -482,7 +497,7 @@ SOURCE_POLICY = SourcePolicy((".go",), go_facts, rules(
     ("dot_import", INTROSPECTION, DIRECTIVE, r"^dot_import "),
     ("process_control", PROCESS_CONTROL, NAME,
      r"^(os\.(Exit|Args|Executable|StartProcess|FindProcess|Getpid|Getppid|Environ|Getenv|LookupEnv|Setenv"
-     r"|Unsetenv|Clearenv|Chdir)|syscall\.\w+|os/signal\.\w+)(\(\))?$"),
+     r"|Unsetenv|Clearenv|Chdir)|syscall\.\w+|os/signal\.\w+|log\.(Fatal|Fatalf|Fatalln)|flag\.\w+)(\(\))?$"),
     ("process_modules", PROCESS_CONTROL, IMPORT, r"^(os/exec|os/signal|os/user|syscall|net|net/.*|golang\.org/x/sys/.*)$"),
     # The test binary's own streams (test2json reads its results from stdout: red team 2 swapped
     # os.Stdout for a pipe at init() and rewrote every result line) and new descriptors.

@@ -234,11 +234,12 @@ SOURCE_POLICY = SourcePolicy((".js", ".mjs", ".cjs", ".jsx", ".ts"), javascript_
     ("framework_hook_strings", TEST_FRAMEWORK, STRING, r"^(asymmetricMatch|jasmineToString|\$\$typeof)$"),
     # The global object, however reached (so `globalThis["pro" + "cess"]` too).
     ("global_object", INTROSPECTION, NAME, r"^(globalThis|global|window|self|frames)(\.|\[|\(\)$|$)"),
-    ("code_from_strings", INTROSPECTION, NAME, r"^(eval|Function\(\))$|^eval\(\)$|\.constructor\(\)$"),
+    # The global's value too, not only its call: `const F = Function; F(…)` (red team 10).
+    ("code_from_strings", INTROSPECTION, NAME, r"^(eval|Function)(\(\)|\.|$)|\.constructor(\(\))?$"),
     # ... and the same members named by a string (`f["constr" + "uctor"]`).
     ("member_strings", INTROSPECTION, STRING, r"^(constructor|__proto__|caller|callee|prepareStackTrace|globalThis)$"),
     ("stack_introspection", INTROSPECTION, NAME,
-     r"^Error\.(prepareStackTrace|captureStackTrace|stackTraceLimit)|\.(caller|callee)$|^arguments\.callee"),
+     r"(^|[.:])(prepareStackTrace|captureStackTrace|stackTraceLimit)\b|\.(caller|callee)$|^arguments\.callee"),
     # Builtin prototypes and objects changed for everyone (`Object.prototype.asymmetricMatch = …`).
     ("patches_builtins", INTROSPECTION, NAME,
      r"^(Object|Array|Function|String|Number|Boolean|Symbol|Promise|Error|RegExp|Map|Set|Date|JSON|Math"

@@ -129,8 +129,12 @@ def _bindings(node: Node, block: Node) -> Iterator[tuple[Node, str]]:
     elif kind in ("function_expression", "generator_function", "class"):
         yield from ((node, name) for name in _pattern_names(node.child_by_field_name("name")))
     if kind in _FUNCTIONS:
+        # Parameters bind in the parameter list and the body, never in a method's computed key,
+        # which runs in the enclosing scope (red team 10: `{ [process.exit(6)](process) {} }`).
+        scopes = [child for child in (node.child_by_field_name(field) for field in ("parameters", "parameter", "body"))
+                  if child is not None]
         for field in ("parameters", "parameter"):
-            yield from ((node, name) for name in _pattern_names(node.child_by_field_name(field)))
+            yield from ((scope, name) for name in _pattern_names(node.child_by_field_name(field)) for scope in scopes)
     elif kind == "catch_clause":
         yield from ((node, name) for name in _pattern_names(node.child_by_field_name("parameter")))
     elif kind == "for_in_statement" and any(child.type in ("let", "const", "var") for child in node.children):
@@ -350,9 +354,11 @@ class _Reader:
         elif kind in ("call_expression", "new_expression") and _callee_is(node, ("import", "require")):
             self.add(IMPORT, node, _module_argument(node))
         elif kind in _NAMES and kind != "meta_property" and self.text(node) == "require" \
-                and not place.holds("member_expression") and not place.holds("call_expression", "function") \
+                and not place.holds("member_expression", "property") and not place.holds("call_expression", "function") \
                 and not place.holds("new_expression", "constructor"):
-            self.add(IMPORT, node, "?")  # `require` passed around: any module
+            # `require` passed around, or reached through (`require.call(null, m)`,
+            # `require.main.require(m)`: red team 10): any module
+            self.add(IMPORT, node, "?")
 
     def loose_imports(self) -> None:
         """In an erroneous tree, imports read from the tokens as written, whatever node (or

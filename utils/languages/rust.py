@@ -290,7 +290,16 @@ def rust_facts(text: str) -> tuple[Fact, ...]:
     for toks in tree_facts.lex(text, LEXICON).streams:
         facts += name_facts(toks) + list(string_facts(toks, joiners=()))
         facts += _rust_attributes(toks) + _rust_uses(toks) + _rust_externs(toks)
-    return tuple(facts)
+    return tuple(facts + _through_globs(facts))
+
+
+def _through_globs(facts: list[Fact]) -> list[Fact]:
+    """Every name read again under each glob the file imports (`use std::*;` then
+    `process::exit`, `use std::panic::*;` then `set_hook`: red team 10), and a `use` path that
+    names no crate (`use process as q;`, uniform paths) too."""
+    globs = {fact.text[:-3] for fact in facts if fact.kind == NAME and fact.text.endswith("::*")}
+    return [Fact(NAME, f"{glob}::{fact.text.lstrip(':')}", fact.line) for glob in sorted(globs)
+            for fact in facts if fact.kind == NAME and not fact.text.startswith(glob + "::")]
 
 
 def _rust_externs(toks: TokenList) -> list[Fact]:
@@ -353,6 +362,13 @@ SOURCE_POLICY = SourcePolicy((".rs",), rust_facts, rules(
     ("asm_and_includes", INTROSPECTION, NAME,
      r"(^|::)(asm|global_asm|naked_asm|llvm_asm|include|include_str|include_bytes|env|option_env|concat_idents)!$"),
     ("unsafe", INTROSPECTION, NAME, r"^unsafe$"),
+    # Paths and macros a macro assembles from its arguments, which no reader can follow (red
+    # team 10: `std::$m::exit`, `$m!(…)` called with `include_str`); and the linker's words
+    # wherever they are written, since an attribute can be assembled too (`#[$a]` called with
+    # `link_section = concat!(".init", "_array")`), but its name is always a token of the file.
+    ("macro_built_names", INTROSPECTION, NAME, r"^(::)?(std|core|alloc)::(\w+::)*\$|(^|::)\$\w+!$"),
+    ("linker_words", INTROSPECTION, NAME,
+     r"^(link_section|no_mangle|export_name|link_name|linkage|global_allocator|panic_handler)$"),
     ("process_control", PROCESS_CONTROL, NAME,
      r"(^|::)std::(process|env|os)\b|(^|::)process::(exit|abort|Command|id|ExitCode|Child|Stdio)\b"
      r"|(^|::)env::(args|args_os|var|var_os|vars|vars_os|current_dir|current_exe|set_current_dir)\b"
