@@ -217,6 +217,7 @@ ATTACKS = [
     ("javascript", "const c = (() => {}).constructor;\nc('return 1')();\n", "code_from_strings"),
     ("javascript", "const E = Error;\nE.prepareStackTrace = (e, s) => s;\n", "stack_introspection"),
     ("javascript", "const o = { [process.exit(6)](process) {} };\n", "process"),
+    ("javascript", "var await = 2, g = 1;\nvar r = await /process.exit(7)/g;\n", "process"),  # a division
     # --- cpp ------------------------------------------------------------------------------
     ("cpp", '#include "test/catch.hpp"\n', "catch"),
     ("cpp", "#define CATCH_CONFIG_EXTERNAL_INTERFACES\n", "catch_config"),

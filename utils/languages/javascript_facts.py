@@ -237,6 +237,10 @@ class _Reader:
             self.unparsed(node)
         elif kind == "regex_pattern" and not self.marks:
             self.words(node, self.source.text_of(node))  # a division the grammar took for a regex
+        elif kind == "regex" and (place.holds("await_expression") or place.holds("yield_expression")):
+            # `await /…/g` is a division where `await` is a variable (a script; red team 10 ran
+            # `var await = 2; await /process.exit(7)/g`): awaiting a regex is no honest code.
+            self.words(node, self.source.text_of(node))
         elif kind == "jsx_text":
             self.add(STRING, node, self.text(node).strip())
         self.imports(node, place)
