@@ -13,8 +13,10 @@ every test of java__food-chain, java__house and java__twelve-days (10/10, 14/14,
 policy_clean engine reading the test's class file through its own class's getResourceAsStream;
 now every way finds no class bytes.
 
-`policy_clean` reads through names the source policy lets by (printStackTrace, its own class's
-getResourceAsStream/getResource) and is graded with the policy on; `any_loader` also tries
+`policy_clean` reads through names the source policy let by when it was written (printStackTrace,
+its own class's getResourceAsStream/getResource); since red team 10 (2026-11-29) the policy
+refuses its `java.net.URL` stream too (the last test), so it is graded with the policy off, to
+reach the runner's own defence; `any_loader` also tries
 Class.forName, the context and system class loaders, the caller class's own loader and the
 files near the solution's classes and in the temporary directory, graded with the policy off
 (the policy refuses it, as the last test shows). The control: the same files without the trick
@@ -79,7 +81,7 @@ def _test_class(instance_id: str) -> str:
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("variant, policy", [("policy_clean", True), ("any_loader", False)])
+@pytest.mark.parametrize("variant, policy", [("policy_clean", False), ("any_loader", False)])
 @pytest.mark.parametrize("instance_id", ATTACKED)
 def test_the_caller_class_file_attack_finds_no_test_bytes(instance_id: str, variant: str, policy: bool, provider,
                                                            real_dataset, tmp_path):
@@ -103,8 +105,10 @@ def test_control_the_stub_without_the_trick_fails_as_before(instance_id: str, pr
 
 
 @pytest.mark.docker
-def test_the_source_policy_refuses_the_any_loader_engine(provider, real_dataset, tmp_path):
-    outcome = grade_forger(provider, real_dataset, attacker(tmp_path, real_dataset, ATTACKED[0], "any_loader"),
+@pytest.mark.parametrize("variant, names", [("any_loader", ("forName", "getContextClassLoader")),
+                                            ("policy_clean", ("openStream",))])
+def test_the_source_policy_refuses_the_engines(variant: str, names: tuple, provider, real_dataset, tmp_path):
+    outcome = grade_forger(provider, real_dataset, attacker(tmp_path, real_dataset, ATTACKED[0], variant),
                            source_policy=True)
     assert outcome.verdict.reason == Reason.FORBIDDEN_CONSTRUCT, outcome.verdict
-    assert "forName" in outcome.verdict.detail and "getContextClassLoader" in outcome.verdict.detail
+    assert all(name in outcome.verdict.detail for name in names), outcome.verdict.detail
