@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import threading
 import tokenize
 from dataclasses import dataclass
 from typing import Iterator
@@ -32,11 +33,23 @@ _BUILTINS_ROOTS = {"__builtins__", "builtins"}
 _REFLECTIVE_CALLS = {"getattr", "setattr", "delattr", "hasattr", "vars"}
 
 
+_AST_LOCK = threading.Lock()
+
+
+def parse_python(text: str, mode: str = "exec") -> ast.AST:
+    """`ast.parse`, one thread at a time: CPython 3.11 builds the tree's objects with a
+    per-interpreter recursion counter that threads parsing at once corrupt (gh-106905:
+    `SystemError: AST constructor recursion depth mismatch`, a Ray worker's grading of
+    python__book-store in the CI run of e9ed408)."""
+    with _AST_LOCK:
+        return ast.parse(text, mode=mode)
+
+
 def python_facts(text: str) -> tuple[Fact, ...]:
     """The facts of a Python file: from its syntax tree, or from its tokens when the host's
     Python cannot parse it (a newer grammar than the host's must not hide a file)."""
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return _python_token_facts(text)
     try:

@@ -96,7 +96,7 @@ def _constructed(source: str) -> bool:
     """`Name(...)` of constants only (literals, containers of them, other such calls): a value
     of the solution's own class the test builds as expected (`SgfTree(properties={"A": ["B"]})`)."""
     try:
-        tree = ast.parse(source.strip(), mode="eval").body
+        tree = source_facts.parse_python(source.strip(), mode="eval").body
     except SyntaxError:
         return False
     return isinstance(tree, ast.Call) and _of_constants(tree)

@@ -21,6 +21,7 @@ import random
 import re
 from typing import Iterator
 
+from ..judging.source_facts import parse_python
 from ..judging.variants import OBSERVED, Candidate, VariantDeriver, first_candidates, mutate_int, mutate_str, reorder
 
 _EQUAL = {"assertEqual", "assertEquals", "assertIs", "assertCountEqual", "assertListEqual", "assertDictEqual",
@@ -33,7 +34,7 @@ def derive(test_text: str, name: str, rng: random.Random) -> list[Candidate]:
     """Up to CANDIDATES_PER_TEST candidates for one test (its text as find_units spans it)."""
     source = _PREFIX + test_text
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return []
     function = tree.body[0].body[0] if tree.body and tree.body[0].body else None
