@@ -21,6 +21,7 @@ The input mutations are pure and unit-tested (`mutate_int`, `mutate_str`, `reord
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
@@ -358,6 +359,7 @@ def _argument_position(source: str, start: int, end: int) -> tuple[str, int, tup
     return None
 
 
+@functools.lru_cache(maxsize=256)  # every candidate of an instance asks of the same test files
 def _written_at(tests: str, callee: str, index: int) -> tuple[int, ...]:
     values = []
     for match in _CALL.finditer(tests):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 
@@ -295,10 +296,22 @@ def _read_elsewhere(table: str, test: str, every_test: str) -> bool:
 def _uses(name: str, text: str) -> int:
     """How often Go code names `name` (identifiers of the syntax tree: not in a comment, a
     string or as a field); where the text does not parse, every spelling counts."""
+    counts = _identifier_counts(text)
+    return counts.get(name, 0) if counts is not None else len(re.findall(rf"(?<![\w.]){name}\b", text))
+
+
+@functools.lru_cache(maxsize=64)
+def _identifier_counts(text: str) -> dict[str, int] | None:
+    """Each identifier's count in one parse of `text` (None when it does not parse): every
+    table and every test of a package asks of the same joined text."""
     source = Source("go", text)
     if source.has_errors:
-        return len(re.findall(rf"(?<![\w.]){name}\b", text))
-    return sum(1 for node in source.walk() if node.type == "identifier" and source.text_of(node) == name)
+        return None
+    counts: dict[str, int] = {}
+    for node in source.walk():
+        if node.type == "identifier":
+            counts[source.text_of(node)] = counts.get(source.text_of(node), 0) + 1
+    return counts
 
 
 def _not_run(text: str) -> list[tuple[int, int]]:
