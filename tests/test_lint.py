@@ -25,3 +25,16 @@ def test_the_linter_reports_a_planted_unused_import(tmp_path: Path):
     (tmp_path / "planted.py").write_text("import os\n")
     checked = ruff("check", "--no-cache", "--output-format", "concise", ".", cwd=tmp_path)
     assert checked.returncode == 1 and "planted.py:1:8: F401" in checked.stdout
+
+
+def test_no_test_module_looks_the_benchmark_fixtures_up_by_name():
+    """conftest orders the modules that use the gate's dataset or the benchmark's checkout last
+    by their tests' fixture names; one looked up at run time (`request.getfixturevalue`) is
+    invisible there, and its module then waits for the gate's preparation among the others
+    (test_rust_variants held a CI run up 427 s so)."""
+    from .conftest import BENCHMARK_FIXTURES
+
+    tests = Path(__file__).resolve().parent
+    lookups = [f"{path.name}: {name}" for path in sorted(tests.glob("test_*.py")) for name in BENCHMARK_FIXTURES
+               if f'getfixturevalue("{name}")' in path.read_text() or f"getfixturevalue('{name}')" in path.read_text()]
+    assert lookups == []

@@ -211,6 +211,9 @@ ATTACKS = [
     ("go", 'package p\n\nimport (\n\tv2 "os"\n\t"math/rand/v2"\n)\n\nfunc f() { v2.Exit(7); _ = rand.Int() }\n',
      "process_control"),
     ("go", 'package p\n\nimport "log"\n\nfunc f() { log.Fatal("x") }\n', "process_control"),
+    # The test binary runs on one P (no torn reads of a data race): no way back to parallel threads.
+    ("go", 'package p\n\nimport "runtime"\n\nfunc init() { runtime.GOMAXPROCS(4) }\n', "parallelism"),
+    ("go", 'package p\n\nimport r "runtime"\n\nvar set = r.GOMAXPROCS\n', "parallelism"),
     ("javascript", "const m = require.call(null, 'child_process');\n", "computed_module"),
     ("javascript", "const m = require.main.require('child_process');\n", "computed_module"),
     ("javascript", "const F = Function;\nF('return 1')();\n", "code_from_strings"),

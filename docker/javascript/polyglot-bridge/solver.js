@@ -25,7 +25,9 @@ const CONNECT_MS = 110000;
 // --- loading the solution -------------------------------------------------------------------
 // A module the tests import comes with its code as the test process's jest compiled it (the
 // exercise's babel config); one the solution itself requires is compiled here with the
-// exercise preset, from the image.
+// exercise preset, from the image, as a module (babel's default, as jest compiles it): strict,
+// so no function of a helper written as a plain script reaches the global object through
+// `this` (red team 10: `(function () { return this; })().process` passed every reader).
 let babel = null;
 const compiledCode = new Map(); // filename -> code from the test process
 function compileWithBabel() {
@@ -36,7 +38,7 @@ function compileWithBabel() {
     babel = babel || require('@babel/core');
     const source = fs.readFileSync(filename, 'utf8');
     const { code } = babel.transformSync(source, {
-      filename, configFile: false, babelrc: false, sourceType: 'unambiguous',
+      filename, configFile: false, babelrc: false, sourceType: 'module',
       presets: [require.resolve('@exercism/babel-preset-javascript')],
     });
     module._compile(code, filename);
