@@ -216,10 +216,12 @@ class BackgroundGate:
             self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                             env=environment, start_new_session=True)
         self.started_at = time.monotonic()
+        TIMELINE.gate_started = time.time()
 
     def result(self) -> Path:
         waited = time.monotonic()
         code = self.process.wait()
+        TIMELINE.gate_ended, TIMELINE.gate_waited = time.time(), time.monotonic() - waited
         log = self.log_path.read_text(encoding="utf-8", errors="replace")
         print(f"gate: preparation in the background ended {code} after {time.monotonic() - self.started_at:.0f}s "
               f"(this test waited {time.monotonic() - waited:.0f}s for it); its log ends:\n"
@@ -285,3 +287,40 @@ def _background_allowed() -> bool:
 
 
 _GATE_WANTED = pytest.StashKey[bool]()
+
+
+# --- where a run's time went (printed at its end: docs/ci-time.md) ---------------------------
+class Timeline:
+    """Wall seconds per module (setup, call and teardown of its tests, in run order) and the
+    gate's preparation: when it started and ended, and how long a test waited for it."""
+
+    def __init__(self) -> None:
+        self.started = time.time()  # the clock of pytest's reports
+        self.modules: dict[str, list[float]] = {}  # module -> [first start offset, seconds]
+        self.gate_started = self.gate_ended = self.gate_waited = None
+
+    def add(self, module: str, start: float, seconds: float) -> None:
+        entry = self.modules.setdefault(module, [start - self.started, 0.0])
+        entry[1] += seconds
+
+    def lines(self) -> list[str]:
+        at = lambda moment: "-" if moment is None else f"{moment - self.started:.0f}s"
+        lines = [f"gate's preparation: started at {at(self.gate_started)}, ended at {at(self.gate_ended)}, "
+                 f"a test waited {self.gate_waited or 0:.0f}s for it"]
+        slowest = sorted(self.modules.items(), key=lambda item: -item[1][1])[:15]
+        lines += [f"{seconds:8.1f}s  from {start:6.0f}s  {module}" for module, (start, seconds) in slowest]
+        return lines
+
+
+TIMELINE = Timeline()
+
+
+def pytest_runtest_logreport(report):
+    TIMELINE.add(report.nodeid.split("::")[0], report.start, report.duration)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if TIMELINE.modules:
+        terminalreporter.section("where the time went (wall seconds per module, from the run's start)")
+        for line in TIMELINE.lines():
+            terminalreporter.write_line(line)
