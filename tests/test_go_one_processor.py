@@ -1,12 +1,16 @@
-"""Go's test binary runs on one processor with no asynchronous preemption (issue 32).
+"""Go's test binary runs on one processor with no asynchronous preemption, as a uid that may
+execute it and never read it (issue 32).
 
 Go is memory-safe only without data races: red team 9 tore a racing read of an interface
 value (one type's method table, another's data) into a `[]byte` over any address and read the
 hidden tables' expected values from the test binary, no `unsafe` needed. polyglot-go-test now
 runs the binary with GOMAXPROCS=1 and GODEBUG=asyncpreemptoff=1: goroutines take turns only
 where one calls into the scheduler, never between the stores of one assignment, so no read is
-torn; the source policy refuses runtime.GOMAXPROCS (tests/test_source_policy.py). The probe
-is a package written here; the attack runs on a real exercise in real Docker.
+torn; the source policy refuses runtime.GOMAXPROCS (tests/test_source_policy.py). Red team 11
+read the same tables out of the binary's file through /proc/self/exe and
+text/template.ParseFiles: the binary now runs as SOLUTION_UID from RUNNER_UID's file, mode
+0111 (docker/go/polyglot-go-run). The probe is a package written here; the attacks run on real
+exercises in real Docker.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ import pytest
 
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.outcomes import Reason
-from polyglot_harness.utils.pipeline.grading import grading_sandbox_spec
+from polyglot_harness.utils.pipeline.grading import evaluation_script, grading_sandbox_spec, run_what_was_built
 from polyglot_harness.utils.pipeline.pools import Sandboxes
-from polyglot_harness.utils.seam.protocol import Limits
+from polyglot_harness.utils.seam.protocol import RUNNER_UID, Limits
 
 from .fixtures.forgers.check import grade_forger
 
@@ -36,18 +40,26 @@ def _outcomes(report: str) -> dict[str, str]:
             if event.get("Test") and event["Action"] in ("pass", "fail", "skip")}
 
 
-def test_a_racing_read_tears_under_go_test_and_never_in_the_grading_runner(provider, language_images,
-                                                                           no_leftover_containers):
-    """The control first: the same probe in the same image, run by plain `go test`, tears."""
+def test_the_probe_tears_a_read_and_reads_its_binary_under_go_test_and_neither_as_graded(provider, language_images,
+                                                                                         no_leftover_containers):
+    """The control first: the same probe in the same image, run by plain `go test`, tears a
+    racing read and reads its own binary through /proc/self/exe; run as grading runs it (the
+    build as RUNNER_UID, the binary as SOLUTION_UID, evaluation_script), it does neither."""
+    script = evaluation_script(GO, None, "/tmp/report-probe")
     sandboxes = Sandboxes(provider, "go-race")
     with sandboxes.start(grading_sandbox_spec(language_images["go"], Limits(), GO), "go-race") as box:
         box.put_directory(FIXTURES / "probe", "/testbed")
         plain = box.exec("go test -count=1 -json ./...", 300)
-        graded = box.exec("mkdir -p /tmp/polyglot-report && polyglot-go-test /tmp/polyglot-report; "
-                          "cat /tmp/polyglot-report/go-test.json", 300)
-    assert _outcomes(plain.output) == {"TestATornRead": "pass"}, plain.output[-2000:]
-    assert _outcomes(graded.output) == {"TestATornRead": "fail"}, graded.output[-2000:]
-    assert "no torn read" in graded.output
+        built = box.exec(script.text, 300, workdir="/testbed")
+        ran = run_what_was_built(box, script, built, 300)
+        report = box.get_files(script.run_report_dir)
+        binary = box.exec("stat -c '%a %u' /tmp/report-probe.binary/package.test", 30, workdir="/")
+    assert _outcomes(plain.output) == {"TestATornRead": "pass", "TestReadsItself": "pass"}, plain.output[-2000:]
+    assert built.exit_code == 0, built.output[-2000:]
+    graded = report["go-test.json"].decode()
+    assert _outcomes(graded) == {"TestATornRead": "fail", "TestReadsItself": "fail"}, ran.output[-2000:]
+    assert "no torn read" in graded and "permission denied" in graded
+    assert binary.output.split() == ["111", str(RUNNER_UID)]
 
 
 def test_red_team_9s_memory_reader_answers_nothing(provider, real_dataset, tmp_path):
@@ -62,3 +74,18 @@ def test_red_team_9s_memory_reader_answers_nothing(provider, real_dataset, tmp_p
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     summary = outcome.real_results.summary()
     assert summary["failed"] > 0, summary
+
+
+def test_red_team_11s_binary_reader_reads_nothing(provider, real_dataset, tmp_path):
+    """go__scale-generator, resolved 7 of 7 on the code before: it reads /proc/self/exe through
+    text/template.ParseFiles (path and delimiters built at run time, so no policy string
+    matches) and looks the hidden tables up in the binary's data. The binary is not readable
+    by the uid that runs it: it finds nothing, and every real test fails."""
+    forger = tmp_path / "reader"
+    (forger / "files").mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "scale_generator.go.txt", forger / "files" / "scale_generator.go")
+    (forger / "forger.json").write_text(json.dumps({"instance_id": "go__scale-generator"}))
+    outcome = grade_forger(provider, real_dataset, forger)
+    assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
+    summary = outcome.real_results.summary()
+    assert summary["passed"] == 0 and summary["failed"] > 0, summary

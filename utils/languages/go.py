@@ -549,6 +549,8 @@ LANGUAGE = LanguageSpec(
     unskip_globs=(),
     unskip=no_unskip,
     test_command="polyglot-go-test {report_dir}",
+    # The binary runs as another uid, which may execute it and never read it (polyglot-go-run).
+    run_command="polyglot-go-run {report_dir} {build_report_dir}.binary",
     parse_results=runner_results.parse_go_test_json,
     # go test runs only *_test.go files, hidden files a patch cannot add (a TestX in a
     # solution file, as in go__counter's reference, is an ordinary function); the report

@@ -222,6 +222,13 @@ class LanguageSpec:
     # of the hidden test files (`defined_in_hidden`): a solution's own tests (a reference's
     # `#[cfg(test)] mod tests` in src/lib.rs) are never required.
     test_file: Callable[[TestCase], str | None] = origin_unknown
+    # A second command, run as SOLUTION_UID in the grading tree after test_command exited 0:
+    # it runs what test_command built from a file that uid may execute and never read (the
+    # test binary owned by RUNNER_UID, mode 0111: no reading the hidden tables out of it by
+    # any name, /proc/self/exe included). It writes its report into {report_dir} (a directory
+    # of its own), which grading reads with test_command's; {build_report_dir} is
+    # test_command's. "": test_command runs the tests.
+    run_command: str = ""
     # Reference-only manifest overrides for the oracle: (source in exercise, destination).
     reference_overrides: tuple[tuple[str, str], ...] = ()
     # Checked on every file grading takes from a patch, after application: a reason string

@@ -18,6 +18,7 @@ Steps (host side first, so nothing the agent touched is reused):
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import shlex
 import shutil
@@ -179,10 +180,12 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
             if trusted is not None:
                 start_solution_process(box, trusted, eval_script.socket, log)
             exec_result = box.exec(eval_script.text, request.test_timeout, workdir=TESTBED, guard_disk=True)
+            exec_result = run_what_was_built(box, eval_script, exec_result, request.test_timeout)
             # Nothing the code under test started may touch the report after the run.
             box.stop()
             report = {name: content.decode("utf-8", errors="replace")
-                      for name, content in box.get_files(report_dir).items()}
+                      for directory in (report_dir, eval_script.run_report_dir) if directory
+                      for name, content in box.get_files(directory).items()}
     solo = solo_build_failure(report)
     if solo is not None:
         verdict = solo_build_verdict(solo)
@@ -286,6 +289,8 @@ class EvaluationScript:
     report_dir: str
     isolation: Isolation
     socket: str = ""  # the trusted process's socket (Isolation.TRUSTED_PROCESS only)
+    run_text: str = ""  # then, when text exited 0, run as SOLUTION_UID (LanguageSpec.run_command)
+    run_report_dir: str = ""
 
 
 def trusted_process(request: GradingRequest) -> TrustedProcess | None:
@@ -303,13 +308,30 @@ def evaluation_script(language: LanguageSpec, trusted: TrustedProcess | None, re
     write), and the socket's directory 0711 (the solution process may connect, not list or add)."""
     if trusted is None:
         script = language.test_command.format(report_dir=report_dir)
-        return EvaluationScript(f"mkdir -m 700 -p {report_dir} && cd {TESTBED} && {script}", report_dir, Isolation.IN_PROCESS)
+        run_text, run_report_dir = "", ""
+        if language.run_command:
+            run_report_dir = f"{report_dir}-run"
+            run_text = (f"mkdir -m 700 -p {run_report_dir} && cd {TESTBED} && "
+                        + language.run_command.format(report_dir=run_report_dir, build_report_dir=report_dir))
+        return EvaluationScript(f"mkdir -m 700 -p {report_dir} && cd {TESTBED} && {script}", report_dir, Isolation.IN_PROCESS,
+                                run_text=run_text, run_report_dir=run_report_dir)
     token = secrets.token_hex(8)
     private_tmp, socket = f"/tmp/private-{token}", f"/tmp/bridge-{token}/socket"
     script = trusted.test_command.format(report_dir=report_dir, socket=socket, solution_dir=SOLUTION_DIR)
     prologue = (f"chmod 700 {TESTBED} && mkdir -m 700 -p {report_dir} {private_tmp} && "
                 f"mkdir -m 711 {socket.rsplit('/', 1)[0]} && export TMPDIR={private_tmp}")
     return EvaluationScript(f"{prologue} && cd {TESTBED} && {script}", report_dir, Isolation.TRUSTED_PROCESS, socket)
+
+
+def run_what_was_built(box, eval_script: EvaluationScript, built: ExecResult, timeout: int) -> ExecResult:
+    """The language's run_command as SOLUTION_UID, in what is left of the test timeout, when
+    its test_command built (exit 0); otherwise the build's result stands."""
+    if not eval_script.run_text or built.exit_code != 0 or built.timed_out or built.disk_exceeded:
+        return built
+    remaining = max(1, int(timeout - built.seconds))
+    ran = box.exec(eval_script.run_text, remaining, workdir=TESTBED, guard_disk=True, uid=SOLUTION_UID)
+    return dataclasses.replace(ran, output=built.output + ran.output, seconds=built.seconds + ran.seconds,
+                               truncated=built.truncated or ran.truncated)
 
 
 def _not_regular(filtered: FilteredPatch | None, apply_method: str | None, entries: tuple[str, ...], started: float,
