@@ -304,7 +304,9 @@ class Timeline:
         entry[1] += seconds
 
     def lines(self) -> list[str]:
-        at = lambda moment: "-" if moment is None else f"{moment - self.started:.0f}s"
+        def at(moment: float | None) -> str:
+            return "-" if moment is None else f"{moment - self.started:.0f}s"
+
         lines = [f"gate's preparation: started at {at(self.gate_started)}, ended at {at(self.gate_ended)}, "
                  f"a test waited {self.gate_waited or 0:.0f}s for it"]
         slowest = sorted(self.modules.items(), key=lambda item: -item[1][1])[:15]
