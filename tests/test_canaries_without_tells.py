@@ -105,7 +105,8 @@ fn two_words() {
 
 #[test]
 fn three() {
-    assert!(f(3) > 0);
+    // With a message (a bare assert! gets a copy: tests/test_truth_canaries.py).
+    assert!(f(3) > 0, "f(3) is positive");
 }
 '''),
     java: ("src/test/java/ThingTest.java", '''import org.junit.jupiter.api.Test;
