@@ -13,6 +13,7 @@ tests is visible as such.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
 import shutil
@@ -31,7 +32,7 @@ from polyglot_harness.utils.pipeline.grading import unskip_tree
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.backends.docker.provider import DockerSandbox as Sandbox
-from polyglot_harness.utils.seam.protocol import ExecResult, Limits, SandboxSpec
+from polyglot_harness.utils.seam.protocol import SOLUTION_UID, ExecResult, Limits, SandboxSpec
 from polyglot_harness.utils.judging.verdict import decide_separated
 
 BARE_ROOT = "/bench"  # instance trees live at /bench/<instance_id> in the language container
@@ -101,8 +102,15 @@ def run_bare(client: docker.DockerClient, instances: list[Instance], images: dic
             script = f"mkdir -p {report_dir} && cd {workdir} && {spec.test_command.format(report_dir=report_dir)}"
             # One build directory per instance: several share this container. No shared
             # compiler cache here (the harness's C++ grading has one): this is the naive floor.
-            return boxes[instance.language].exec(script, test_timeout, workdir=workdir,
-                                                 environment={"POLYGLOT_BUILD_DIR": f"/tmp/build-{instance.instance_id}"})
+            built = boxes[instance.language].exec(script, test_timeout, workdir=workdir,
+                                                  environment={"POLYGLOT_BUILD_DIR": f"/tmp/build-{instance.instance_id}"})
+            if not spec.run_command or built.exit_code != 0:
+                return built
+            # Go: the binary runs as another uid (LanguageSpec.run_command), as grading runs it.
+            run = (f"mkdir -p {report_dir}-run && cd {workdir} && "
+                   + spec.run_command.format(report_dir=f"{report_dir}-run", build_report_dir=report_dir))
+            ran = boxes[instance.language].exec(run, test_timeout, workdir=workdir, uid=SOLUTION_UID)
+            return dataclasses.replace(ran, seconds=built.seconds + ran.seconds)
 
         started = time.monotonic()
         exec_results = run_parallel(run_one, instances, workers)
@@ -117,7 +125,8 @@ def run_bare(client: docker.DockerClient, instances: list[Instance], images: dic
 
 def _judge(box: Sandbox, instance: Instance, result: ExecResult, report_dir: str) -> BareInstance:
     spec = LANGUAGES[instance.language]
-    report = {name: content.decode("utf-8", errors="replace") for name, content in box.get_files(report_dir).items()}
+    report = {name: content.decode("utf-8", errors="replace") for directory in (report_dir, f"{report_dir}-run")
+              for name, content in box.get_files(directory).items()}
     verdict = decide_separated(result.exit_code, result.timed_out, spec.parse_results(report), {},
                                expected_tests=instance.expected_tests)
     return BareInstance(instance.instance_id, instance.language, round(result.seconds, 3), result.exit_code,

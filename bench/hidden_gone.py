@@ -53,7 +53,8 @@ class Variant:
     def language(self, name: str) -> LanguageSpec:
         spec = LANGUAGES[name]
         command = self.commands.get(name)
-        return dataclasses.replace(spec, test_command=command) if command else spec
+        # The command runs the tests itself: no run command after it (Go's polyglot-go-run).
+        return dataclasses.replace(spec, test_command=command, run_command="") if command else spec
 
 
 def grade_patch(sandboxes: Sandboxes, image: str, language: LanguageSpec, instance: Instance, patch: str,

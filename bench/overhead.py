@@ -150,7 +150,7 @@ class InstanceOverhead:
 
 def noop_spec(language: str):
     """The language's spec with a test command that does nothing and finds nothing."""
-    return dataclasses.replace(LANGUAGES[language], test_command="true", parse_results=lambda report: TestResults())
+    return dataclasses.replace(LANGUAGES[language], test_command="true", run_command="", parse_results=lambda report: TestResults())
 
 
 def run_noop_grading(client: docker.DockerClient, instances: list[Instance], patches: dict[str, str],
