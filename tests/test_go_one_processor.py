@@ -62,15 +62,20 @@ def test_the_probe_tears_a_read_and_reads_its_binary_under_go_test_and_neither_a
     assert binary.output.split() == ["111", str(RUNNER_UID)]
 
 
+def _forger(tmp_path: Path, instance_id: str, solution_file: str) -> Path:
+    """A forger directory (tests/fixtures/forgers/check.py) of one fixture solution file."""
+    forger = tmp_path / instance_id
+    (forger / "files").mkdir(parents=True)
+    shutil.copyfile(FIXTURES / f"{solution_file}.txt", forger / "files" / solution_file)
+    (forger / "forger.json").write_text(json.dumps({"instance_id": instance_id}))
+    return forger
+
+
 def test_red_team_9s_memory_reader_answers_nothing(provider, real_dataset, tmp_path):
     """go__hexadecimal, resolved 4 of 4 on the code before: its reader finds no torn read, so
     it reads no memory and answers the same error for every input: real tests fail (not only
     a canary)."""
-    forger = tmp_path / "race"
-    (forger / "files").mkdir(parents=True)
-    shutil.copyfile(FIXTURES / "hexadecimal.go.txt", forger / "files" / "hexadecimal.go")
-    (forger / "forger.json").write_text(json.dumps({"instance_id": "go__hexadecimal"}))
-    outcome = grade_forger(provider, real_dataset, forger)
+    outcome = grade_forger(provider, real_dataset, _forger(tmp_path, "go__hexadecimal", "hexadecimal.go"))
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     summary = outcome.real_results.summary()
     assert summary["failed"] > 0, summary
@@ -81,11 +86,7 @@ def test_red_team_11s_binary_reader_reads_nothing(provider, real_dataset, tmp_pa
     text/template.ParseFiles (path and delimiters built at run time, so no policy string
     matches) and looks the hidden tables up in the binary's data. The binary is not readable
     by the uid that runs it: it finds nothing, and every real test fails."""
-    forger = tmp_path / "reader"
-    (forger / "files").mkdir(parents=True)
-    shutil.copyfile(FIXTURES / "scale_generator.go.txt", forger / "files" / "scale_generator.go")
-    (forger / "forger.json").write_text(json.dumps({"instance_id": "go__scale-generator"}))
-    outcome = grade_forger(provider, real_dataset, forger)
+    outcome = grade_forger(provider, real_dataset, _forger(tmp_path, "go__scale-generator", "scale_generator.go"))
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     summary = outcome.real_results.summary()
     assert summary["passed"] == 0 and summary["failed"] > 0, summary
