@@ -25,7 +25,7 @@ from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.outcomes import Reason
 from polyglot_harness.utils.pipeline.grading import evaluation_script, grading_sandbox_spec, run_what_was_built
 from polyglot_harness.utils.pipeline.pools import Sandboxes
-from polyglot_harness.utils.seam.protocol import RUNNER_UID, Limits
+from polyglot_harness.utils.seam.protocol import RUNNER_UID, SOLUTION_UID, Limits
 
 from .fixtures.forgers.check import grade_forger
 
@@ -49,17 +49,23 @@ def test_the_probe_tears_a_read_and_reads_its_binary_under_go_test_and_neither_a
     sandboxes = Sandboxes(provider, "go-race")
     with sandboxes.start(grading_sandbox_spec(language_images["go"], Limits(), GO), "go-race") as box:
         box.put_directory(FIXTURES / "probe", "/testbed")
-        plain = box.exec("go test -count=1 -json ./...", 300)
+        box.exec("cp -r /testbed /tmp/plain && chmod 700 /tmp/plain", 30, workdir="/")  # the control, below
         built = box.exec(script.text, 300, workdir="/testbed")
         ran = run_what_was_built(box, script, built, 300)
+        # Nothing the test process may read holds the hidden tests' text (its own report aside):
+        # not the build cache (red team 12 read the compiled test package back from GOCACHE).
+        leftovers = box.exec(f"grep -rlsa TestReadsItself /tmp /opt /testbed /home /var/tmp /dev/shm "
+                             f"| grep -v '^{script.run_report_dir}/'; true", 120, workdir="/", uid=SOLUTION_UID)
         report = box.get_files(script.run_report_dir)
         binary = box.exec("stat -c '%a %u' /tmp/report-probe.binary/package.test", 30, workdir="/")
+        plain = box.exec("go test -count=1 -json ./...", 300, workdir="/tmp/plain")
     assert _outcomes(plain.output) == {"TestATornRead": "pass", "TestReadsItself": "pass"}, plain.output[-2000:]
     assert built.exit_code == 0, built.output[-2000:]
     graded = report["go-test.json"].decode()
     assert _outcomes(graded) == {"TestATornRead": "fail", "TestReadsItself": "fail"}, ran.output[-2000:]
     assert "no torn read" in graded and "permission denied" in graded
     assert binary.output.split() == ["111", str(RUNNER_UID)]
+    assert leftovers.output.split() == [], leftovers.output
 
 
 def _forger(tmp_path: Path, instance_id: str, solution_file: str) -> Path:
@@ -90,3 +96,13 @@ def test_red_team_11s_binary_reader_reads_nothing(provider, real_dataset, tmp_pa
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     summary = outcome.real_results.summary()
     assert summary["passed"] == 0 and summary["failed"] > 0, summary
+
+
+def test_red_team_12s_build_cache_reader_reads_nothing(provider, real_dataset, tmp_path):
+    """go__wordy, resolved 5 of 5 on the code before: it read the compiled test package back
+    from the image's shared build cache (GOCACHE) with text/template.ParseGlob. The build writes
+    it as the building uid's alone now (umask 077): the reader finds no table, and real tests
+    fail."""
+    outcome = grade_forger(provider, real_dataset, _forger(tmp_path, "go__wordy", "wordy.go"))
+    assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
+    assert outcome.real_results.summary()["failed"] > 0
