@@ -194,8 +194,9 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
                               seconds=time.monotonic() - started, guarded=guarded, canaries=planted,
                               isolation=eval_script.isolation)
     results = request.language.parse_results(report)
-    observations = observed(report, request, planted, planted_variants)
-    variant_observations = observed_by_variant(report, request, planted_variants)
+    reported_variants = variant_names(planted_variants, planted)
+    observations = observed(report, request, planted, reported_variants)
+    variant_observations = observed_by_variant(report, request, reported_variants)
     planter = request.language.canaries
     leaf = planter.leaf if planter else lambda name: None
     real, own = separate(results, planted, leaf,
@@ -265,6 +266,15 @@ def observed(report: Mapping[str, str], request: GradingRequest, planted: tuple[
     values = observed_values(parse_observations(report.get(answer_key.report_file, "")),
                              frozenset(canary.reported_name for canary in planted) | frozenset(planted_variants))
     return {assertion: tuple(found) for assertion, found in values.items()}
+
+
+def variant_names(planted_variants: Mapping[str, str], canaries: tuple[Canary, ...]) -> dict[str, str]:
+    """{the name a variant's copy runs under: its ident}: the canaries rename every other test
+    of their file (Canary.renames), the variants' copies too."""
+    names = dict(planted_variants)
+    for canary in canaries:
+        names.update((hidden, planted_variants[source]) for hidden, source in canary.renames if source in planted_variants)
+    return names
 
 
 def observed_by_variant(report: Mapping[str, str], request: GradingRequest,
