@@ -208,9 +208,10 @@ def test_a_copy_is_planted_from_the_pristine_test_beside_the_converted_file(tmp_
                              PLANTER.mutator.rename, random.Random(1), originals={PATH: TESTS})
     text = (tmp_path / PATH).read_text()
     (name,) = planted
-    copy = text[text.index(f'TEST_CASE("{name}")'):]
-    copy = copy[:copy.index("\n}\n") + 3]
-    assert f"gadget::name_of({candidate.input_edit[2]})" in copy and "REQUIRE" not in copy
+    expected = PLANTER.mutator.rename(apply_edits(_units()["input in the assertion"], list(variant.edits)),
+                                      "input in the assertion", name)
+    assert expected in text  # the copy exactly: the pristine test with the variant's edits
+    assert f"gadget::name_of({candidate.input_edit[2]})" in expected and "REQUIRE" not in expected
     assert text.count("polyglot_key::observe<") == converted.count("polyglot_key::observe<") + 1
 
 
