@@ -498,10 +498,12 @@ def observed_key(case: TestCase | None, observations: Mapping[str, Sequence[str]
     """A keyed probe's observed value (its observations as JSON), or why there is none: the
     probe passes (every assertion is an observation), so a failed case is the reference
     raising (or crashing) on the new input."""
-    if case is None or not observations:
+    if case is None:
         return None, NOT_REPORTED
     if case.outcome != PASSED:
         return None, REFERENCE_RAISED
+    if not observations:
+        return None, NOT_REPORTED
     return json.dumps({assertion: list(values) for assertion, values in sorted(observations.items())},
                       separators=(",", ":"), ensure_ascii=False), KEPT
 
