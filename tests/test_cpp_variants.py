@@ -67,12 +67,18 @@ TEST_CASE("input in the assertion") {
 TEST_CASE("an object and two assertions") {
     gadget::box b(17);
     REQUIRE(b.volume() == 4000);
-    REQUIRE(300 == gadget::box(17).volume());
+    REQUIRE(300 == gadget::box(19).volume());
 }
 
 TEST_CASE("one assertion stays in-process") {
     REQUIRE(gadget::weigh({1, 2}, "x") == 3);
     REQUIRE_FALSE(gadget::name_of(5).empty());
+}
+
+TEST_CASE("related inputs stay related") {
+    gadget::box b(17);
+    b.fill(17);
+    REQUIRE(b.volume() == 4000);
 }
 
 TEST_CASE("index, template and lambda are no input") {
@@ -143,6 +149,7 @@ def test_every_assertion_of_the_copy_is_converted():
 def test_no_copy_where_an_assertion_stays_in_process_or_no_literal_is_an_input():
     assert _derive("one assertion stays in-process") == []
     assert _derive("index, template and lambda are no input") == []  # `3` is a size, "a" one letter
+    assert _derive("related inputs stay related") == []  # `17` twice states a relation: both stay
     assert _derive("weighed with a local", key={}) == []  # nothing keyed: nothing copied
 
 
