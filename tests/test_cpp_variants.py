@@ -183,6 +183,21 @@ def test_a_probe_that_failed_is_the_reference_raising_and_an_unobserved_one_not_
     assert not reasons
 
 
+def test_the_word_of_a_keyed_answer_is_at_least_its_sources():
+    """A rendering may hold integers no test spells (a boost ptime in ticks): the source's
+    answer shows the word the exercise computes in."""
+    from dataclasses import replace
+
+    candidate = replace(_derive("input in the assertion")[0], original={f"{PATH}:L12": ("time:2043-1-1+6400000000",)})
+    observed = {"input in the assertion#0": {f"{PATH}:L12": ("time:2009-2-19+6400000000",)}}
+    chosen, reasons = choose({"input in the assertion": [candidate]}, {"input in the assertion#0": Case("p", PASSED)},
+                             read, 2043, observed)
+    assert "input in the assertion" in chosen, reasons
+    wider = {"input in the assertion#0": {f"{PATH}:L12": ("time:2009-2-19+640000000000000000000",)}}
+    assert choose({"input in the assertion": [candidate]}, {"input in the assertion#0": Case("p", PASSED)}, read, 2043,
+                  wider)[1] == {"beyond_stated_word": 1}
+
+
 def test_a_keyed_variant_passes_only_if_its_copy_observed_the_reference_values():
     variant = Variant("t", ((0, 1, "x"),), observations=(("a:L1", ("5",)),))
     cases = {"t": Case("copy", PASSED)}

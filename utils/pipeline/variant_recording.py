@@ -19,6 +19,7 @@ Per exercise, how many tests gave a variant and why the others did not (`variant
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import tempfile
@@ -163,6 +164,9 @@ def _judge(candidate: v.Candidate, observed: tuple[str | None, str], read: Calla
     # yes/no test's variant would answer the negation of its source's, and a memorizer would
     # read it off its table (independent red team, 2026-11-28: queen-attack, triangle,
     # state-of-tic-tac-toe and connect resolved on variants without solving).
+    # The word the exercise computes in is also the one its own answers need: a keyed answer's
+    # rendering may hold integers the tests never spell (cpp__gigasecond's ptime in ticks).
+    bound = max([bound, *v.stated_integers(json.dumps(candidate.original, default=str))])
     if not v.within_stated_range((candidate.input_edit[2], written), bound):
         return None, v.BEYOND_STATED
     if not v.keeps_selection(candidate.input_edit[2], candidate.original, value):
