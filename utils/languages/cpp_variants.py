@@ -26,7 +26,7 @@ import json
 import random
 import re
 from dataclasses import dataclass, replace
-from typing import Iterator, Mapping, Sequence
+from typing import Iterator, Mapping, NamedTuple, Sequence
 
 import tree_sitter
 
@@ -49,6 +49,16 @@ _SKIPPED = frozenset(("template_argument_list", "subscript_argument_list", "lamb
                       "case_statement", "array_declarator", "comment", "alignof_expression"))
 # Every Catch macro that asserts or structures a test: one not converted keeps the test in-process.
 _CATCH_MACROS = re.compile(r"(?<![\w.])(?:REQUIRE|CHECK|FAIL|SUCCEED|WARN|SECTION|STATIC_REQUIRE)\w*\s*\(")
+
+
+class _Slot(NamedTuple):
+    """An input literal: its span in the test file, its kind (int, str, list), its text, and for
+    an integer element of a braced list of integers, the list's values."""
+    start: int
+    end: int
+    kind: str
+    text: str
+    siblings: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -101,20 +111,20 @@ def derive_keyed(entry: _Keyed, name: str, rng: random.Random) -> list[Candidate
     excluded = _expected_spans(entry.chosen)
     last = max(c.end for c in entry.chosen)
     slots = [slot for slot in _slots(source, source.root, base)
-             if slot[1] <= last and not any(s <= slot[0] < e for s, e in excluded)]
+             if slot.end <= last and not any(s <= slot.start < e for s, e in excluded)]
     slots = _unrelated(slots)
     numbers = stated_integers(text[unit.body_start:unit.end])
     return first_candidates(slots, rng, lambda slot: _mutation(slot, text, rng, numbers),
                             lambda edit: _candidate(entry, name, edit))
 
 
-def _unrelated(slots: list[tuple[int, int, str, str, tuple[int, ...]]]) -> list[tuple[int, int, str, str, tuple[int, ...]]]:
+def _unrelated(slots: list[_Slot]) -> list[_Slot]:
     """The slots but a scalar literal the test writes twice among its inputs: the two state a
     relation (`push(61)` then `erase(61)`), and one changed alone asks what the tests never do
     (cpp__linked-list's `erase(41)` of a value not in the list, where the reference compares the
     sentinel's uninitialised value first: its answer changed between gradings)."""
-    scalars = [slot[3] for slot in slots if slot[2] != "list" and not slot[4]]
-    return [slot for slot in slots if slot[2] == "list" or slot[4] or scalars.count(slot[3]) == 1]
+    scalars = [slot.text for slot in slots if slot.kind != "list" and not slot.siblings]
+    return [slot for slot in slots if slot.kind == "list" or slot.siblings or scalars.count(slot.text) == 1]
 
 
 def _expected_spans(chosen: Sequence[cpp_key.Candidate]) -> list[tuple[int, int]]:
@@ -128,23 +138,22 @@ def _expected_spans(chosen: Sequence[cpp_key.Candidate]) -> list[tuple[int, int]
 
 # --- the input slots ------------------------------------------------------------------------
 
-def _slots(source: Source, node: tree_sitter.Node, base: int,
-           siblings: tuple[int, ...] = ()) -> Iterator[tuple[int, int, str, str, tuple[int, ...]]]:
-    """(start, end, kind, text, the integers of its braced list) of every input literal."""
+def _slots(source: Source, node: tree_sitter.Node, base: int, siblings: tuple[int, ...] = ()) -> Iterator[_Slot]:
+    """Every input literal under `node` (`base`: the file offset of the parsed text's start)."""
     if node.type in _SKIPPED or node.type.startswith("preproc"):
         return
     start, end = source.span(node)
     if node.type == "number_literal":
         if _INT.fullmatch(source.text_of(node).replace("'", "")) and "'" not in source.text_of(node):
-            yield start + base, end + base, "int", source.text_of(node), siblings
+            yield _Slot(start + base, end + base, "int", source.text_of(node), siblings)
         return
     if node.type == "string_literal":
         if source.text_of(node).startswith('"') and _unquote(source.text_of(node)):
-            yield start + base, end + base, "str", source.text_of(node), ()
+            yield _Slot(start + base, end + base, "str", source.text_of(node))
         return
     elements = node.named_children if node.type == "initializer_list" else []
     if len(elements) >= 2 and _alike(source, elements):
-        yield start + base, end + base, "list", source.text_of(node), ()
+        yield _Slot(start + base, end + base, "list", source.text_of(node))
     values = tuple(_int_value(source.text_of(child)) for child in elements)
     inner = values if elements and all(value is not None for value in values) else ()
     for child in node.named_children:
@@ -171,8 +180,7 @@ def _int_value(text: str) -> int | None:
     return -value if match["sign"] else value
 
 
-def _mutation(slot: tuple[int, int, str, str, tuple[int, ...]], text: str, rng: random.Random,
-              numbers: list[int]) -> tuple[int, int, str] | None:
+def _mutation(slot: _Slot, text: str, rng: random.Random, numbers: list[int]) -> tuple[int, int, str] | None:
     start, end, kind, literal, siblings = slot
     if kind == "int":
         new = _mutate_literal(literal, siblings, rng, numbers)
