@@ -50,6 +50,17 @@ def observed_values(observations: Sequence[Observation], ignored_tests: frozense
     return values
 
 
+def observations_by_test(observations: Sequence[Observation], tests: Mapping[str, str]) -> dict[str, dict[str, list[str]]]:
+    """The renderings observed in the tests named by `tests` (test name -> what it stands for,
+    e.g. a variant's copy under its drawn name), by what they stand for, then by id."""
+    wanted = {_quoted(name): label for name, label in tests.items()}
+    values: dict[str, dict[str, list[str]]] = {}
+    for observation in observations:
+        if observation.test in wanted:
+            values.setdefault(wanted[observation.test], {}).setdefault(observation.id, []).append(observation.value)
+    return values
+
+
 def _quoted(text: str) -> str:
     """The observer's quoted(): `"` and `\\` escaped, other bytes outside printable ASCII as \\xNN."""
     out = []

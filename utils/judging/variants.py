@@ -22,6 +22,7 @@ The input mutations are pure and unit-tested (`mutate_int`, `mutate_str`, `reord
 from __future__ import annotations
 
 import functools
+import json
 import math
 import random
 import re
@@ -32,7 +33,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from .canaries import Planter, TestUnit, apply_edits, call_arguments, case_leaf, neighbour_name, test_files
 from .regular_files import read_regular
-from .runner_results import TestCase, TestResults
+from .runner_results import PASSED, TestCase, TestResults
 
 # Why a candidate was not kept (counted per exercise in the dataset: `variant_counts`).
 KEPT = "kept"
@@ -54,10 +55,14 @@ MAX_LITERAL = 400  # longer observed values make unreadable tests: not kept
 
 @dataclass(frozen=True)
 class Variant:
-    """Edits (start, end, new text) to a test's own text; `key` tells probes of one test apart."""
+    """Edits (start, end, new text) to a test's own text; `key` tells probes of one test apart.
+    `observations`: where the language keeps expected values outside the sandbox (the answer
+    key, docs/answer-key.md), the reference's renderings of the copy's observed assertions
+    (id -> renderings), compared on the host; the copy's text then states no expected value."""
     test: str
     edits: tuple[tuple[int, int, str], ...]
     key: str = ""
+    observations: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def ident(self) -> str:
@@ -66,15 +71,22 @@ class Variant:
     @property
     def states_a_value(self) -> bool:
         """Whether the variant states an expected value (its input and its expected side
-        changed, `Candidate.variant`), not only that the reference refuses a new input."""
-        return len(self.edits) > 1
+        changed, `Candidate.variant`, or the key's observations of its new input), not only
+        that the reference refuses a new input."""
+        return len(self.edits) > 1 or bool(self.observations)
 
     def to_json(self) -> dict:
-        return {"test": self.test, "edits": [list(edit) for edit in self.edits]}
+        data = {"test": self.test, "edits": [list(edit) for edit in self.edits]}
+        if self.observations:  # written only when set: other languages' records read as before
+            data["observations"] = {assertion: list(values) for assertion, values in self.observations}
+        return data
 
     @staticmethod
     def from_json(data: Mapping) -> "Variant":
-        return Variant(data["test"], tuple((int(s), int(e), str(t)) for s, e, t in data["edits"]))
+        observations = tuple((str(assertion), tuple(map(str, values)))
+                             for assertion, values in sorted((data.get("observations") or {}).items()))
+        return Variant(data["test"], tuple((int(s), int(e), str(t)) for s, e, t in data["edits"]),
+                       observations=observations)
 
 
 @dataclass(frozen=True)
@@ -102,14 +114,40 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class KeyedCandidate(Candidate):
+    """A candidate of a language with an answer key (C++, docs/variants-cpp.md): `copy_edits`
+    make the whole copy (the input changed, every assertion of the test converted into an
+    observation, the expected sides deleted), so the probe is the variant itself, and the
+    variant's expected value is the reference's observations, kept on the host
+    (`Variant.observations`), never written into the test."""
+    copy_edits: tuple[tuple[int, int, str], ...] = ()
+
+    def probe(self, key: str) -> Variant:
+        return Variant(self.test, self.copy_edits, key)
+
+    def variant(self, literal: str | None) -> Variant:
+        observations = json.loads(literal) if literal else {}
+        return Variant(self.test, self.copy_edits, observations=tuple(
+            (assertion, tuple(values)) for assertion, values in sorted(observations.items())))
+
+
+# A language whose candidates depend on more than one test's text: given the instance's test
+# texts by path, its stub's texts and its answer key, the `derive` for that instance.
+InstanceDerive = Callable[[Mapping[str, str], Sequence[str], "Mapping[str, tuple[str, ...]] | None"],
+                          Callable[[str, str, random.Random], list[Candidate]]]
+
+
+@dataclass(frozen=True)
 class VariantDeriver:
     """A language's variants (LanguageSpec.variants): `derive` reads one test's text (as
     `Planter.find_units` spans it) into its candidates; `read` turns a probe's observed text
     (what follows OBSERVED in its failure message) into (the value, for `is_plain_literal` and
     the comparison with the original; the literal written in the expected value's place), or
-    None where the text is no literal the test can state."""
+    None where the text is no literal the test can state. `for_instance`, where set, makes the
+    `derive` of one instance (C++: which assertions its answer key holds, the stub's names)."""
     derive: Callable[[str, str, random.Random], list[Candidate]]
     read: Callable[[str], tuple[object, str] | None]
+    for_instance: InstanceDerive | None = None
 
 
 CANDIDATES_PER_TEST = 3  # probes per test (one variant is kept per test)
@@ -395,15 +433,22 @@ def _quoted_uses(tests: str, body: str) -> int:
 
 def plant_variants(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]], bool],
                    variants: Sequence[Variant], rename: Callable[[str, str, str], str],
-                   rng: secrets.SystemRandom | random.Random | None = None) -> dict[str, str]:
+                   rng: secrets.SystemRandom | random.Random | None = None,
+                   originals: Mapping[str, str] | None = None) -> dict[str, str]:
     """Each variant planted right before or right after its source test (drawn), under a
-    name drawn from the file's own words. Returns {name planted: variant ident}."""
+    name drawn from the file's own words. Returns {name planted: variant ident}. A variant's
+    edits apply to its test as the file held it before grading rewrote it (`originals`, by
+    path: the answer key converts assertions before variants are planted); the file's own text
+    by default."""
     rng = rng or secrets.SystemRandom()
     planted: dict[str, str] = {}
     for path in test_files(tree, planter, matches):
-        text = read_regular(tree, path.relative_to(tree).as_posix()).decode("utf-8", errors="surrogateescape")
+        relative = path.relative_to(tree).as_posix()
+        text = read_regular(tree, relative).decode("utf-8", errors="surrogateescape")
         units = {unit.name: unit for unit in planter.find_units(text)}
-        mine = [variant for variant in variants if variant.test in units]
+        original = (originals or {}).get(relative, text)
+        sources = {unit.name: original[unit.start:unit.end] for unit in planter.find_units(original)}
+        mine = [variant for variant in variants if variant.test in units and variant.test in sources]
         if not mine:
             continue
         taken = set(units)
@@ -413,15 +458,15 @@ def plant_variants(tree: Path, planter: Planter, matches: Callable[[str, tuple[s
             name = neighbour_name(sorted(units), taken, planter.name_style, text, rng)
             taken.add(name)
             planted[name] = variant.ident
-            edits.append(_insertion(text, unit, variant, name, rename, rng.random() < 0.5))
+            edits.append(_insertion(text, unit, sources[variant.test], variant, name, rename, rng.random() < 0.5))
         path.write_text(_apply_insertions(text, edits), encoding="utf-8", errors="surrogateescape")
     return planted
 
 
-def _insertion(text: str, unit: TestUnit, variant: Variant, name: str,
+def _insertion(text: str, unit: TestUnit, source: str, variant: Variant, name: str,
                rename: Callable[[str, str, str], str], before: bool) -> tuple[int, str]:
     block = text[unit.start:unit.end]
-    copy = rename(apply_edits(block, list(variant.edits)), variant.test, name).rstrip("\n") + "\n\n"
+    copy = rename(apply_edits(source, list(variant.edits)), variant.test, name).rstrip("\n") + "\n\n"
     if before:
         return unit.start, copy
     return unit.end, (("" if block.endswith("\n\n") else "\n") + copy)
@@ -447,6 +492,20 @@ def split_variants(results: TestResults, planted: Mapping[str, str],
         else:
             real.append(case)
     return replace(results, cases=tuple(real)), own
+
+
+def observed_key(case: TestCase | None, observations: Mapping[str, Sequence[str]]) -> tuple[str | None, str]:
+    """A keyed probe's observed value (its observations as JSON), or why there is none: the
+    probe passes (every assertion is an observation), so a failed case is the reference
+    raising (or crashing) on the new input."""
+    if case is None:
+        return None, NOT_REPORTED
+    if case.outcome != PASSED:
+        return None, REFERENCE_RAISED
+    if not observations:
+        return None, NOT_REPORTED
+    return json.dumps({assertion: list(values) for assertion, values in sorted(observations.items())},
+                      separators=(",", ":"), ensure_ascii=False), KEPT
 
 
 def observed_literal(case: TestCase | None) -> tuple[str | None, str]:

@@ -10,7 +10,7 @@ from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PRO
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
                                 apply_edits, call_arguments)
 from ..judging.answer_key import AnswerKey
-from . import cpp_key
+from . import cpp_key, cpp_variants
 from .cpp_key import find_units  # the Catch test-case reader, shared with the answer key
 from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip, origin_unknown
 
@@ -156,6 +156,8 @@ LANGUAGE = LanguageSpec(
     ),
     canaries=PLANTER,
     answer_key=AnswerKey(cpp_key.convert, cpp_key.error_ids, cpp_key.OBSERVATIONS_FILE),
+    # Copies of keyed tests with one input changed, judged by the key's observations (docs/variants-cpp.md).
+    variants=cpp_variants.DERIVER,
     image_recipe="cpp",
     version_command="g++ --version",
     source_policy=SOURCE_POLICY,

@@ -86,6 +86,7 @@ class Candidate:
     observed: str
     deleted: tuple[tuple[int, int], ...]
     enumerators: tuple[str, ...]
+    observed_start: int = 0  # where `observed` starts in the test (a variant changes an input inside it)
 
 
 @dataclass(frozen=True)
@@ -174,9 +175,11 @@ def _candidate(test: str, match: re.Match[str], statements: list[_Statement],
     if deleted is None:
         return None
     expected_text = sides[1 - observed] + " " + " ".join(statement.init for statement in deleted)
+    side_start = spans[0][0] + (0 if observed == 0 else len(sides[0]) + 2)
     return Candidate(id="", start=match.start(), end=close.end(), side=observed, observed=sides[observed].strip(),
                      deleted=tuple((statement.start, statement.end) for statement in deleted),
-                     enumerators=_enumerators(test, expected_text, solution))
+                     enumerators=_enumerators(test, expected_text, solution),
+                     observed_start=side_start + len(sides[observed]) - len(sides[observed].lstrip()))
 
 
 def _scan(text: str, start: int, end: int) -> Iterator[tuple[int, str, int]]:
@@ -315,14 +318,19 @@ def _observation(candidate: Candidate, prefix: str = "") -> str:
     return f'polyglot_key::observe<__LINE__>("{prefix}{candidate.id}", ({candidate.observed}));'
 
 
-def _edited(test: str, chosen: Sequence[Candidate], prefix: str = "") -> str:
+def conversion_edits(test: str, chosen: Sequence[Candidate], prefix: str = "") -> list[tuple[int, int, str]]:
+    """The edits that convert `chosen` (each statement an observation, its expected side's
+    locals blank lines): the rewrite's, and a keyed variant's copy's (utils/languages/cpp_variants.py)."""
     edits = []
     for candidate in chosen:
         statement = test[candidate.start:candidate.end]
         edits.append((candidate.start, candidate.end, _observation(candidate, prefix).replace("\n", " ") + _blank(statement)))
     deleted = {span for candidate in chosen for span in candidate.deleted}
-    edits += [(start, end, _blank(test[start:end])) for start, end in deleted]
-    return apply_edits(test, edits)
+    return edits + [(start, end, _blank(test[start:end])) for start, end in sorted(deleted)]
+
+
+def _edited(test: str, chosen: Sequence[Candidate], prefix: str = "") -> str:
+    return apply_edits(test, conversion_edits(test, chosen, prefix))
 
 
 def rewrite(test: str, chosen: Sequence[Candidate], prefix: str = "") -> str:

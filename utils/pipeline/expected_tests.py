@@ -92,7 +92,7 @@ def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_tim
     started = time.monotonic()
     key = first_observations(sandboxes, image, instance, test_timeout, log)
     patch = reference_patch(instance)
-    drawn = _draw_variants(sandboxes, image, instance, patch, test_timeout, log)
+    drawn = _draw_variants(sandboxes, image, instance, patch, test_timeout, log, key)
     chosen = tuple(drawn.chosen.values()) if isinstance(drawn, variant_recording.Drawn) else ()
     reference = _grade_patch(sandboxes, image, instance, patch, test_timeout, plant_all=True,
                              observation_key=key, variants=chosen)
@@ -112,6 +112,8 @@ def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_tim
                             seconds=time.monotonic() - started)
     key = stable_key(instance, key, reference.observations, log)
     variants = _confirmed_variants(sandboxes, image, instance, patch, drawn, confirming, test_timeout)
+    if variants is not None:
+        variants = variant_recording.within_key(variants, key)
     results = instance.language_spec.hidden_tests(reference.real_results, instance.hidden_paths)
     sources = _behaving_canaries(reference.canaries, reference.canary_cases)
     stub = _grade_patch(sandboxes, image, instance, "", test_timeout, results.names(), results.names(SKIPPED), sources,
@@ -125,14 +127,15 @@ def run_reference(sandboxes: Sandboxes, image: str, instance: Instance, test_tim
 
 
 def _draw_variants(sandboxes: Sandboxes, image: str, instance: Instance, patch: str, test_timeout: int,
-                   log: Callable[[str], None]):
-    """The instance's chosen variants (variant_recording.draw); None where the language derives
-    none; a failed VariantRecord where drawing raised (one exercise's failure costs its
+                   log: Callable[[str], None], key: dict[str, tuple[str, ...]] | None = None):
+    """The instance's chosen variants (variant_recording.draw; `key`: the answer key's first
+    observations, whose assertions a keyed language's variants copy); None where the language
+    derives none; a failed VariantRecord where drawing raised (one exercise's failure costs its
     variants, not its recording; an engine's failure is retried with the whole run)."""
     if not variant_recording.eligible(instance):
         return None
     try:
-        return variant_recording.draw(sandboxes, image, instance, patch, test_timeout)
+        return variant_recording.draw(sandboxes, image, instance, patch, test_timeout, key)
     except SandboxError:
         raise
     except Exception as error:  # noqa: BLE001 - a deriver's bug on some test text

@@ -24,11 +24,11 @@ import shlex
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
-from ..judging.answer_key import judge, observed_values, parse_observations
+from ..judging.answer_key import judge, observations_by_test, observed_values, parse_observations
 from ..judging.canaries import CANARIES_PER_GRADING, Canary, plant, separate
 from ..judging.variants import Variant, plant_variants, split_variants
 from .build_cache import ensure_warm, reader_env, reader_mounts
@@ -36,7 +36,7 @@ from ..languages import LanguageSpec, TrustedProcess, matches_any
 from ..outcomes import GradingMode, Isolation, Reason
 from ..judging.patches import FilteredPatch, PatchError, TamperRecord, apply_patch, filter_patch, guard_applied_files
 from ..judging.regular_files import irregular_entries, read_regular, regular_files
-from ..judging.runner_results import SoloBuildFailure, TestCase, TestResults, solo_build_failure
+from ..judging.runner_results import FAILED, PASSED, SoloBuildFailure, TestCase, TestResults, solo_build_failure
 from ..records.dataset import slug_of
 from ..seam.protocol import SOLUTION_UID, ExecResult, Limits, SandboxSpec
 from .pools import Sandboxes
@@ -108,6 +108,8 @@ class GradingOutcome:
     variants_planted: int = 0
     converted: frozenset[str] = frozenset()  # the assertion ids the answer key converted
     observations: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # what they observed
+    # What each planted variant's copy observed (a keyed language's): ident -> id -> renderings.
+    variant_observations: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
 
 
 def grading_sandbox_spec(image: str, limits: Limits, language: LanguageSpec) -> SandboxSpec:
@@ -151,7 +153,7 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
         converted = convert_assertions(tree, request)
         if converted:
             log(f"answer key: {len(converted)} assertion(s) converted to observations")
-        planted_variants = plant_request_variants(tree, request)  # before the canaries: renamed alike
+        planted_variants = plant_request_variants(tree, request, converted)  # before the canaries: renamed alike
         planted = plant_canaries(tree, request, planted_variants)
         if planted:
             log(f"planted {len(planted)} canary test(s): {', '.join(canary.source for canary in planted)}")
@@ -195,12 +197,15 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
                               seconds=time.monotonic() - started, guarded=guarded, canaries=planted,
                               isolation=eval_script.isolation)
     results = request.language.parse_results(report)
-    observations = observed(report, request, planted)
+    reported_variants = variant_names(planted_variants, planted)
+    observations = observed(report, request, planted, reported_variants)
+    variant_observations = observed_by_variant(report, request, reported_variants)
     planter = request.language.canaries
     leaf = planter.leaf if planter else lambda name: None
     real, own = separate(results, planted, leaf,
                          lambda case: request.language.defined_in_hidden(case, request.hidden_paths))
     real, variant_cases = split_variants(real, planted_variants, leaf)
+    variant_cases = keyed_variant_cases(variant_cases, request.variants, variant_observations)
     if exec_result.disk_exceeded:
         verdict = Verdict(False, Reason.DISK_LIMIT, f"the test run outgrew the {limits.disk}-byte disk cap and was stopped")
     else:
@@ -213,7 +218,8 @@ def grade(sandboxes: Sandboxes, image: str, request: GradingRequest, limits: Lim
                           exec_result=exec_result, eval_script=eval_script.text, seconds=time.monotonic() - started,
                           guarded=guarded, canaries=planted, real_results=real, canary_cases=own,
                           isolation=eval_script.isolation, variant_cases=variant_cases,
-                          variants_planted=len(planted_variants), converted=converted, observations=observations)
+                          variants_planted=len(planted_variants), converted=converted, observations=observations,
+                          variant_observations=variant_observations)
 
 
 def pin_signatures(tree: Path, request: GradingRequest) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -253,14 +259,51 @@ def convert_assertions(tree: Path, request: GradingRequest) -> frozenset[str]:
                               frozenset(request.observation_key))
 
 
-def observed(report: Mapping[str, str], request: GradingRequest, planted: tuple[Canary, ...]) -> dict[str, tuple[str, ...]]:
-    """The observations of the real tests (a canary's copy observes too: left out)."""
+def observed(report: Mapping[str, str], request: GradingRequest, planted: tuple[Canary, ...],
+             planted_variants: Mapping[str, str] = {}) -> dict[str, tuple[str, ...]]:
+    """The observations of the real tests (a canary's copy observes too, and so does a
+    variant's, under the original's ids: left out)."""
     answer_key = request.language.answer_key
     if answer_key is None:
         return {}
     values = observed_values(parse_observations(report.get(answer_key.report_file, "")),
-                             frozenset(canary.reported_name for canary in planted))
+                             frozenset(canary.reported_name for canary in planted) | frozenset(planted_variants))
     return {assertion: tuple(found) for assertion, found in values.items()}
+
+
+def variant_names(planted_variants: Mapping[str, str], canaries: tuple[Canary, ...]) -> dict[str, str]:
+    """{the name a variant's copy runs under: its ident}: the canaries rename every other test
+    of their file (Canary.renames), the variants' copies too."""
+    names = dict(planted_variants)
+    for canary in canaries:
+        names.update((hidden, planted_variants[source]) for hidden, source in canary.renames if source in planted_variants)
+    return names
+
+
+def observed_by_variant(report: Mapping[str, str], request: GradingRequest,
+                        planted_variants: Mapping[str, str]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """What each planted variant's copy observed, by variant ident (its drawn name is the test
+    name the observer writes)."""
+    answer_key = request.language.answer_key
+    if answer_key is None or not planted_variants:
+        return {}
+    by_test = observations_by_test(parse_observations(report.get(answer_key.report_file, "")), planted_variants)
+    return {ident: {assertion: tuple(values) for assertion, values in found.items()} for ident, found in by_test.items()}
+
+
+def keyed_variant_cases(cases: Mapping[str, TestCase], variants: tuple[Variant, ...],
+                        observed_values_by_variant: Mapping[str, Mapping[str, tuple[str, ...]]]) -> dict[str, TestCase]:
+    """A keyed variant passes only if its copy observed what the reference did (the host's
+    comparison, like the answer key's): Catch's own verdict of it is the solution's to forge."""
+    judged = dict(cases)
+    for variant in variants:
+        case = judged.get(variant.ident)
+        if not variant.observations or case is None or case.outcome != PASSED:
+            continue
+        finding = judge(dict(variant.observations), observed_values_by_variant.get(variant.ident, {}))
+        if finding is not None:
+            judged[variant.ident] = replace(case, outcome=FAILED, message=f"observation {finding.reason}: {finding.detail}")
+    return judged
 
 
 def key_verdict(verdict: Verdict, request: GradingRequest, observations: Mapping[str, tuple[str, ...]]) -> Verdict:
@@ -388,11 +431,18 @@ def source_policy_refusals(tree: Path, request: GradingRequest, filtered: Filter
                               request.solution_paths, request.hidden_paths)
 
 
-def plant_request_variants(tree: Path, request: GradingRequest) -> dict[str, str]:
+def plant_request_variants(tree: Path, request: GradingRequest, converted: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The request's variants beside their tests. Where the answer key rewrote the tests
+    (`converted`), a variant's edits apply to its test as the pristine file holds it: a keyed
+    variant's edits convert the copy's assertions themselves."""
     planter = request.language.canaries
     if not request.variants or planter is None or planter.mutator is None or request.grading_mode != GradingMode.TESTS:
         return {}
-    return plant_variants(tree, planter, matches_any, request.variants, planter.mutator.rename)
+    originals = None
+    if converted:
+        originals = {path: request.language.unskip_text(path, read_regular(request.test_tree, path).decode(
+            "utf-8", errors="surrogateescape")) for path in request.hidden_paths if (request.test_tree / path).is_file()}
+    return plant_variants(tree, planter, matches_any, request.variants, planter.mutator.rename, originals=originals)
 
 
 def plant_canaries(tree: Path, request: GradingRequest, planted_variants: Mapping[str, str] = {}) -> tuple[Canary, ...]:

@@ -19,6 +19,7 @@ Per exercise, how many tests gave a variant and why the others did not (`variant
 
 from __future__ import annotations
 
+import json
 import random
 import secrets
 import tempfile
@@ -36,7 +37,7 @@ from ..judging.runner_results import PASSED
 from ..languages import matches_any
 from ..records.dataset import Instance
 from ..records.instance_repo import checkout_commit
-from .grading import GradingRequest, grade
+from .grading import GradingOutcome, GradingRequest, grade
 from .pools import Sandboxes
 
 REDRAWS = 4  # draws of a test's candidates while all of them changed a named cluster
@@ -62,7 +63,8 @@ def test_texts(instance: Instance, tree: Path) -> dict[str, str]:
     return texts
 
 
-def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> dict[str, list[v.Candidate]]:
+def candidates_of(instance: Instance, tree: Path, secret: str | None = None,
+                  observation_key: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, list[v.Candidate]]:
     """Every test's candidates, drawn from a generator seeded by a secret drawn for this
     recording (never from the instance and the test alone: a solution that runs this code on the
     public tests would know every variant's input, red team 3), the instance and the test. The
@@ -71,12 +73,13 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
     or a word of the exercise's vocabulary (`variants.keeps_vocabulary`), or an integer argument
     outside the range the tests write there (`variants.keeps_argument_range`), or a call another
     test makes (`variants.keeps_fresh`) is dropped, and a
-    test all of whose candidates were is drawn again, up to REDRAWS times."""
-    derive = instance.language_spec.variants.derive
+    test all of whose candidates were is drawn again, up to REDRAWS times. `observation_key`:
+    the answer key observed so far (a language whose variants copy keyed assertions)."""
     planter = instance.language_spec.canaries
     secret = secret if secret is not None else secrets.token_hex(16)
     found: dict[str, list[v.Candidate]] = {}
     texts = test_texts(instance, tree)
+    derive = _derive_for(instance, tree, texts, observation_key)
     every_test = "\n".join(texts.values())
     for text in texts.values():
         for unit in planter.find_units(text):
@@ -89,6 +92,17 @@ def candidates_of(instance: Instance, tree: Path, secret: str | None = None) -> 
                 if found[unit.name] or not drawn:
                     break
     return found
+
+
+def _derive_for(instance: Instance, tree: Path, texts: Mapping[str, str],
+                observation_key: Mapping[str, tuple[str, ...]] | None):
+    """The language's `derive`, made for this instance where it needs more than a test's text."""
+    deriver = instance.language_spec.variants
+    if deriver.for_instance is None:
+        return deriver.derive
+    stubs = [read_regular(tree, path).decode("utf-8", errors="replace") for path in instance.solution_paths
+             if (tree / path).is_file()]
+    return deriver.for_instance(texts, stubs, observation_key)
 
 
 def _in_domain(candidate: v.Candidate, source: str, clusters: set[str], every_test: str) -> bool:
@@ -104,15 +118,22 @@ def stated_bound(instance: Instance, tree: Path) -> int:
 
 
 def choose(candidates: Mapping[str, list[v.Candidate]], cases: Mapping[str, object],
-           read: Callable[[str], tuple[object, str] | None], bound: int) -> tuple[dict[str, v.Variant], Counter]:
+           read: Callable[[str], tuple[object, str] | None], bound: int,
+           observations: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None
+           ) -> tuple[dict[str, v.Variant], Counter]:
     """Per test, the first candidate that qualifies (its probe's case in `cases`, keyed
     `test#index`; `read`: the language's reader of an observed value; `bound`: the largest
-    integer the tests state), and for the others why the last one did not."""
+    integer the tests state; `observations`: a keyed language's probes' observations, by the
+    same keys, read instead of the cases' failure messages), and for the others why the last
+    one did not."""
     chosen, reasons = {}, Counter()
     for test, options in candidates.items():
         reason = v.NO_INPUT
         for index, candidate in enumerate(options):
-            variant, reason = _judge(candidate, cases.get(f"{test}#{index}"), read, bound)
+            key = f"{test}#{index}"
+            observed = (v.observed_literal(cases.get(key)) if observations is None
+                        else v.observed_key(cases.get(key), observations.get(key, {})))
+            variant, reason = _judge(candidate, observed, read, bound)
             if variant is not None:
                 chosen[test] = variant
                 break
@@ -121,7 +142,7 @@ def choose(candidates: Mapping[str, list[v.Candidate]], cases: Mapping[str, obje
     return chosen, reasons
 
 
-def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str] | None],
+def _judge(candidate: v.Candidate, observed: tuple[str | None, str], read: Callable[[str], tuple[object, str] | None],
            bound: int) -> tuple[v.Variant | None, str]:
     if candidate.expected is None:
         # An error test's variant states only that a new input is refused, and whether it is
@@ -130,7 +151,7 @@ def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str
         # solution decodes it (the CI run of 2026-11-28). A memorizer that refuses every
         # unknown input passes it anyway (red team 3). So only values are kept.
         return None, v.ERROR_TEST
-    literal, reason = v.observed_literal(case)
+    literal, reason = observed
     if literal is None:
         return None, reason
     read_back = read(literal)
@@ -143,6 +164,9 @@ def _judge(candidate: v.Candidate, case, read: Callable[[str], tuple[object, str
     # yes/no test's variant would answer the negation of its source's, and a memorizer would
     # read it off its table (independent red team, 2026-11-28: queen-attack, triangle,
     # state-of-tic-tac-toe and connect resolved on variants without solving).
+    # The word the exercise computes in is also the one its own answers need: a keyed answer's
+    # rendering may hold integers the tests never spell (cpp__gigasecond's ptime in ticks).
+    bound = max([bound, *v.stated_integers(json.dumps(candidate.original, default=str))])
     if not v.within_stated_range((candidate.input_edit[2], written), bound):
         return None, v.BEYOND_STATED
     if not v.keeps_selection(candidate.input_edit[2], candidate.original, value):
@@ -157,21 +181,28 @@ class Drawn:
     chosen: Mapping[str, v.Variant]  # test -> its variant
     reasons: Counter
     seconds: float = 0.0
+    # The answer key the probes were observed with (their copies need its observer in the file).
+    observation_key: Mapping[str, tuple[str, ...]] | None = None
 
 
-def draw(sandboxes: Sandboxes, image: str, instance: Instance, patch: str, test_timeout: int = 300) -> Drawn:
+def draw(sandboxes: Sandboxes, image: str, instance: Instance, patch: str, test_timeout: int = 300,
+         observation_key: Mapping[str, tuple[str, ...]] | None = None) -> Drawn:
     """Steps 1 and 2: every test's candidates probed on the reference, the first that
-    qualifies chosen per test."""
+    qualifies chosen per test. `observation_key`: the answer key's first observations (a keyed
+    language's probes copy keyed assertions, observed beside them)."""
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="polyglot-variants-") as workdir:
         tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
-        candidates = candidates_of(instance, tree)
+        candidates = candidates_of(instance, tree, observation_key=observation_key)
         probes = tuple(candidate.probe(f"{test}#{index}") for test, options in candidates.items()
                        for index, candidate in enumerate(options) if candidate.expected is not None)
-        first = _grade(sandboxes, image, instance, tree, patch, probes, test_timeout) if probes else {}
-        chosen, reasons = choose(candidates, first, instance.language_spec.variants.read, stated_bound(instance, tree))
-    return Drawn(instance.instance_id, chosen, reasons, time.monotonic() - started)
+        first = _grade(sandboxes, image, instance, tree, patch, probes, test_timeout, observation_key) if probes else None
+        keyed = instance.language_spec.answer_key is not None
+        chosen, reasons = choose(candidates, first.variant_cases if first else {}, instance.language_spec.variants.read,
+                                 stated_bound(instance, tree),
+                                 (first.variant_observations if first else {}) if keyed else None)
+    return Drawn(instance.instance_id, chosen, reasons, time.monotonic() - started, observation_key)
 
 
 def confirmed(drawn: Drawn, cases: Mapping[str, object], seconds: float = 0.0) -> VariantRecord:
@@ -194,8 +225,24 @@ def confirm_apart(sandboxes: Sandboxes, image: str, instance: Instance, patch: s
     with tempfile.TemporaryDirectory(prefix="polyglot-variants-") as workdir:
         tree = Path(workdir) / "tree"
         checkout_commit(instance.grading_repo_dir, instance.test_commit, tree)
-        cases = _grade(sandboxes, image, instance, tree, patch, tuple(drawn.chosen.values()), test_timeout)
+        cases = _grade(sandboxes, image, instance, tree, patch, tuple(drawn.chosen.values()), test_timeout,
+                       drawn.observation_key).variant_cases
     return confirmed(drawn, cases, time.monotonic() - started)
+
+
+def within_key(record: VariantRecord, observation_key: Mapping[str, tuple[str, ...]] | None) -> VariantRecord:
+    """The keyed variants whose assertions are all still in the answer key once it was found
+    stable (`expected_tests.stable_key`): grading converts only the key's assertions, and a
+    copy observing one the file no longer converts would lack the observer (a build error
+    that loses every test of the file)."""
+    if observation_key is None or not any(variant.observations for variant in record.variants):
+        return record
+    kept = tuple(variant for variant in record.variants
+                 if all(assertion in observation_key for assertion, _ in variant.observations))
+    counts = Counter(record.counts)
+    counts[v.KEPT] -= len(record.variants) - len(kept)
+    counts[v.NOT_DETERMINISTIC] += len(record.variants) - len(kept)
+    return VariantRecord(record.instance_id, kept, {k: n for k, n in sorted(counts.items()) if n}, record.seconds)
 
 
 def failed(instance: Instance) -> VariantRecord:
@@ -204,12 +251,14 @@ def failed(instance: Instance) -> VariantRecord:
 
 
 def _grade(sandboxes: Sandboxes, image: str, instance: Instance, tree: Path, patch: str,
-           variants: tuple[v.Variant, ...], test_timeout: int) -> Mapping[str, object]:
-    """The reference graded with `variants` planted (no canaries): each variant's case."""
+           variants: tuple[v.Variant, ...], test_timeout: int,
+           observation_key: Mapping[str, tuple[str, ...]] | None = None) -> GradingOutcome:
+    """The reference graded with `variants` planted (no canaries; the answer key's assertions
+    converted where there is one): each variant's case and observations."""
     request = GradingRequest(language=instance.language_spec, instance_id=instance.instance_id, test_tree=tree, patch_text=patch, solution_paths=instance.solution_paths,
                              hidden_paths=instance.hidden_paths, test_timeout=test_timeout, grading_mode=instance.grading_mode,
-                             reference_dir=instance.reference_dir, variants=variants)
-    return grade(sandboxes, image, request).variant_cases
+                             reference_dir=instance.reference_dir, variants=variants, observation_key=observation_key)
+    return grade(sandboxes, image, request)
 
 
 def eligible(instance: Instance) -> bool:
