@@ -7,7 +7,9 @@ widened into a use-after-free, that into a transmute), the CALLING test's machin
 answered whatever its `assert!` wanted: rust__luhn-from `resolved` 3 of 3 without a Luhn
 algorithm. The pair is now `assert!((E) == true)` and its copy `assert!((E) == false)`: a
 solution answering what the caller wants passes the copy (`canary_passed`), a correct one fails
-it. Fixtures are written here; the attack runs on the real exercise in real Docker.
+it. A reader that also knows that an upstream `assert!(E)` always wants E true tells the pair
+apart (red team 12: docs/verdict.md); what ends memory reading is an answer key outside the
+sandbox. Fixtures are written here; the attack runs on the real exercise in real Docker.
 """
 
 from __future__ import annotations
