@@ -388,10 +388,10 @@ def test_an_instance_whose_variant_drawing_raises_loses_its_variants_not_its_rec
     broken, fine = sorted(instances)
     real = variant_recording.candidates_of
 
-    def candidates_of(instance, tree, secret=None):
+    def candidates_of(instance, tree, secret=None, observation_key=None):
         if instance.instance_id == broken:
             raise ValueError("a deriver bug")
-        return real(instance, tree, secret)
+        return real(instance, tree, secret, observation_key)
 
     monkeypatch.setattr(expected_tests, "load_dataset", lambda _: list(instances.values()))
     monkeypatch.setattr(variant_recording, "candidates_of", candidates_of)
@@ -424,8 +424,8 @@ def test_a_variant_that_breaks_the_reference_run_costs_only_itself(variants_data
     real_draw = variant_recording.draw
     broke: list[str] = []
 
-    def draw(sandboxes, image, instance, patch, test_timeout=300):
-        drawn = real_draw(sandboxes, image, instance, patch, test_timeout)
+    def draw(sandboxes, image, instance, patch, test_timeout=300, observation_key=None):
+        drawn = real_draw(sandboxes, image, instance, patch, test_timeout, observation_key)
         chosen = dict(drawn.chosen)
         victim = next(test for test in sorted(chosen) if "self.assert" in _unit_text(instance, test))
         offset = _unit_text(instance, victim).index("self.assert")
