@@ -18,7 +18,6 @@ Steps (host side first, so nothing the agent touched is reused):
 
 from __future__ import annotations
 
-import dataclasses
 import secrets
 import shlex
 import shutil
@@ -373,7 +372,7 @@ def run_what_was_built(box, eval_script: EvaluationScript, built: ExecResult, ti
         return built
     remaining = max(1, int(timeout - built.seconds))
     ran = box.exec(eval_script.run_text, remaining, workdir=TESTBED, guard_disk=True, uid=SOLUTION_UID)
-    return dataclasses.replace(ran, output=built.output + ran.output, seconds=built.seconds + ran.seconds,
+    return replace(ran, output=built.output + ran.output, seconds=built.seconds + ran.seconds,
                                truncated=built.truncated or ran.truncated)
 
 
