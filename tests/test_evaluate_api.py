@@ -17,7 +17,7 @@ from polyglot_harness.harness import EvaluateError, Evaluator, Task, evaluate, h
 from polyglot_harness.utils.prepare.dataset import prepare_dataset
 from polyglot_harness.utils.records.dataset import load_dataset
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.beside_gate]  # its own three instances, not the gate's dataset
 
 IDS = ["python__beer-song", "go__book-store", "javascript__bottle-song"]
 

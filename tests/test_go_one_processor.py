@@ -106,3 +106,33 @@ def test_red_team_12s_build_cache_reader_reads_nothing(provider, real_dataset, t
     outcome = grade_forger(provider, real_dataset, _forger(tmp_path, "go__wordy", "wordy.go"))
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     assert outcome.real_results.summary()["failed"] > 0
+
+
+def test_tests_that_ask_for_threads_run_first_alone_and_nothing_of_them_reaches_the_others(
+        provider, language_images, no_leftover_containers):
+    """go__paasio's TestMultiThreaded asks for two threads, where a racing read can tear. A
+    probe written here: its threaded test writes files for the others to find and prints go
+    test's result lines for two other tests. Under plain `go test` (the control) the others
+    find the files and run with threads; as graded, the threaded test runs first with its
+    threads, only its own events are kept (the forged PASS of a failing test is not), nothing
+    it wrote is left, and the others run on one processor."""
+    script = evaluation_script(GO, None, "/tmp/report-threads")
+    sandboxes = Sandboxes(provider, "go-threads")
+    with sandboxes.start(grading_sandbox_spec(language_images["go"], Limits(), GO), "go-threads") as box:
+        box.put_directory(FIXTURES / "threads", "/testbed")
+        box.exec("cp -r /testbed /tmp/plain && chmod 700 /tmp/plain", 30, workdir="/")
+        built = box.exec(script.text, 300, workdir="/testbed")
+        ran = run_what_was_built(box, script, built, 300)
+        report = box.get_files(script.run_report_dir)
+        settings = box.exec("cat /tmp/report-threads.binary/settings", 30, workdir="/")
+        box.exec("rm -f /tmp/threads-left-behind /dev/shm/threads-left-behind", 30, workdir="/", uid=SOLUTION_UID)
+        plain = box.exec("go test -count=1 -json ./...", 300, workdir="/tmp/plain")
+    assert settings.output.splitlines()[2:] == ["split", "TestThreads"], settings.output
+    assert _outcomes(plain.output)["TestNothingLeftBehind"] == "fail", plain.output[-2000:]
+    assert _outcomes(plain.output)["TestOneProcessor"] == "fail", plain.output[-2000:]
+    assert built.exit_code == 0, built.output[-2000:]
+    graded = {**_outcomes(report["go-test.json"].decode()), **_outcomes(report["go-threads.json"].decode())}
+    assert graded == {"TestThreads": "pass", "TestOneProcessor": "pass", "TestNothingLeftBehind": "pass",
+                      "TestFailsForReal": "fail"}, ran.output[-3000:]
+    assert ran.exit_code != 0  # a test failed
+    assert all('"Test":"TestThreads"' in line for line in report["go-threads.json"].decode().splitlines())

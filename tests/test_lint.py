@@ -38,3 +38,15 @@ def test_no_test_module_looks_the_benchmark_fixtures_up_by_name():
     lookups = [f"{path.name}: {name}" for path in sorted(tests.glob("test_*.py")) for name in BENCHMARK_FIXTURES
                if f'getfixturevalue("{name}")' in path.read_text() or f"getfixturevalue('{name}')" in path.read_text()]
     assert lookups == []
+
+
+def test_a_module_beside_the_gate_uses_no_gate_dataset():
+    """A module marked beside_gate runs while the gate's preparation runs (tests/conftest.py):
+    one that also takes the gate's dataset would wait for it there, holding back every module
+    after it (conftest refuses such a run at collection; this names the module first)."""
+    from .conftest import BESIDE_GATE, GATE_FIXTURE
+
+    tests = Path(__file__).resolve().parent
+    both = [path.name for path in sorted(tests.glob("test_*.py"))
+            if f"mark.{BESIDE_GATE}" in path.read_text() and GATE_FIXTURE in path.read_text()]
+    assert both == []

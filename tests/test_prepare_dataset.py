@@ -21,6 +21,8 @@ from polyglot_harness.utils.prepare.exercises import closing_paragraph  # noqa: 
 from polyglot_harness.utils.records.dataset import METADATA_FILENAME, load_dataset  # noqa: E402
 from polyglot_harness.utils.records.instance_repo import checkout_commit, read_commit_files  # noqa: E402
 
+pytestmark = pytest.mark.beside_gate  # the benchmark's checkout only, nothing recorded: beside the gate's preparation
+
 SAMPLES_DIR = PROJECT_ROOT / "samples"
 SCRIPT = PROJECT_ROOT / "prepare_polyglot_dataset.py"
 HA_KEYS = (

@@ -9,6 +9,10 @@ import json
 import tomllib
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.beside_gate  # the benchmark's checkout only, nothing recorded: beside the gate's preparation
+
 SEEDS_DIR = Path(__file__).resolve().parent.parent / "docker" / "rust" / "seeds"
 DEPENDENCY_TABLES = ("dependencies", "dev-dependencies", "build-dependencies")
 

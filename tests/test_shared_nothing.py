@@ -32,7 +32,7 @@ from polyglot_harness.utils.records.instance_repo import checkout_commit
 from polyglot_harness.utils.seam.image_settings import ImageSettings
 from polyglot_harness.utils.seam.protocol import SOLUTION_UID, Limits
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.beside_gate]  # its own six bowling instances, repositories only
 
 LANGUAGE_NAMES = ("python", "javascript")
 # Mounted by the kernel at start (mqueue, 1777, no mode option), not part of the image: the

@@ -24,6 +24,8 @@ from polyglot_harness.utils.pipeline.grading import GradingRequest, grade
 from polyglot_harness.utils.records.dataset import load_dataset
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 
+pytestmark = pytest.mark.beside_gate  # its own two rust instances, not the gate's dataset
+
 # Every reference of the 225 with tests of its own that its runner runs (the search is
 # test_the_search_finds_exactly_these_references), with how many it has.
 OWN_TESTS = {"rust__fizzy": 7, "rust__decimal": 1}

@@ -20,6 +20,8 @@ from polyglot_harness.utils.judging.source_policy import (CATEGORIES, TEST_SIDE,
 from polyglot_harness.utils.languages import LANGUAGES, get_language
 from polyglot_harness.utils.outcomes import Reason
 
+pytestmark = pytest.mark.beside_gate  # the benchmark's checkout only, nothing recorded: beside the gate's preparation
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FILE_NAME = {"python": "solution.py", "javascript": "solution.js", "go": "solution.go", "rust": "src/lib.rs",
              "java": "src/main/java/Solution.java", "cpp": "solution.cpp"}

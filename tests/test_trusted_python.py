@@ -27,7 +27,7 @@ from polyglot_harness.utils.records.dataset import Instance, load_dataset
 from polyglot_harness.utils.records.instance_repo import checkout_commit
 from polyglot_harness.utils.seam.image_settings import ImageSettings
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.beside_gate]  # its own python instances, repositories only
 
 ATTACKERS_DIR = Path(__file__).resolve().parent / "fixtures" / "trusted_attackers" / "python"
 ATTACKERS = sorted(path.parent for path in ATTACKERS_DIR.glob("*/attacker.json"))

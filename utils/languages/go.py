@@ -497,9 +497,10 @@ SOURCE_POLICY = SourcePolicy((".go",), go_facts, rules(
     ("unsafe", INTROSPECTION, IMPORT, r"^(unsafe|C|plugin|runtime/(debug|pprof|trace|cgo)|internal/.*|go/.*)$"),
     ("runtime_introspection", INTROSPECTION, NAME,
      r"^runtime\.(Caller|Callers|CallersFrames|FuncForPC|Stack|Goexit|SetFinalizer|Breakpoint|LockOSThread)(\(\))?$"),
-    # The test binary runs on one processor with no asynchronous preemption (polyglot-go-test),
-    # so no data race can tear a value into a pointer anywhere; GOMAXPROCS would run the
-    # solution's goroutines in parallel again.
+    # The test binary runs on one processor with no asynchronous preemption (polyglot-go-test;
+    # tests that ask for threads run apart, first, in a process of their own: polyglot-go-run),
+    # so no data race can tear a value into a pointer; GOMAXPROCS would run the solution's
+    # goroutines in parallel again.
     ("parallelism", INTROSPECTION, NAME, r"^runtime\.GOMAXPROCS(\(\))?$"),
     # reflect's doors to raw memory, which need no `unsafe` import: an unsafe.Pointer from
     # Value.UnsafePointer/UnsafeAddr, a typed view at any address with reflect.NewAt, a
