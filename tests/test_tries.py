@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from polyglot_harness.utils.records.dataset import load_dataset
 from polyglot_harness.utils.records.run_dir import RunSettings
 from polyglot_harness.utils.run import HarnessError, harness
 from polyglot_harness.utils.judging.canaries import Canary
@@ -303,3 +304,51 @@ def test_second_try_starts_from_the_first_tree_reads_the_feedback_and_resolves(
     with pytest.raises(HarnessError, match=r"other settings \(tries differ\)"):
         harness(dataset=sample_dataset, output_dir=tmp_path, progress=False, model_name_or_path="two",
                 agent=str(TWO_TRIES), instance_ids=[PYTHON, GO, JAVA], pass_env=["TEST_AGENT_PLAN"], tries=1)
+
+
+# A first try that answers the real tests' inputs from a table (one real test wrong on purpose,
+# so that a second try follows) and an empty list for any other input: every variant fails,
+# and unittest prints each failing variant's line and its expected list.
+MEMORIZING_FIRST_TRY = '''\
+TABLE = {(): [], (3, 1, 4, 1): [3, 4, 8, 9], (5, -2, -7, 10): [5, 3, -4, 6], (2, 2, 2): [2, 4, 6]}
+
+
+def running_total(numbers):
+    return list(TABLE.get(tuple(numbers), []))
+
+
+def first_over(numbers, threshold):
+    return 0
+'''
+
+
+@pytest.mark.docker
+def test_a_second_try_is_never_shown_the_variants_of_the_first(sample_dataset, tmp_path, monkeypatch,
+                                                               no_leftover_containers):
+    """Red team 13: with --tries 2 --variants, a failing variant's traceback in try 1's output
+    showed its fresh input and the reference's answer; try 2 copied them and passed every
+    variant (python__wordy 10 of 10, memorization gap 0). The feedback now comes from a
+    grading of the same tree without variants (the try's verdict stays the first grading's):
+    every assertion line and every list the feedback shows is the hidden test file's or the
+    solution's own."""
+    plan = {PYTHON: {"first": {"running_total.py": MEMORIZING_FIRST_TRY},
+                     "second": {"running_total.py": PYTHON_REFERENCE}}}
+    monkeypatch.setenv("TEST_AGENT_PLAN", json.dumps(plan))
+    outcome = harness(dataset=sample_dataset, output_dir=tmp_path, progress=False, model_name_or_path="memo",
+                      agent=str(TWO_TRIES), instance_ids=[PYTHON], pass_env=["TEST_AGENT_PLAN"], tries=2,
+                      variants=True)
+    run_dir = outcome.run_dir
+    python = json.loads((run_dir / f"{PYTHON}.json").read_text())
+    assert python["tries"][0]["eval_result"] == "unresolved", python["tries"][0]
+    assert python["resolved_on_variants"] is True  # try 2, the reference
+    # The variants' own values (their edits' texts), those that are not text of the test file.
+    (instance,) = [i for i in load_dataset(sample_dataset) if i.instance_id == PYTHON]
+    values = {text for variant in instance.variants for _, _, text in variant.edits
+              if len(text) > 2 and text not in PYTHON_TESTS}
+    raw = (run_dir / f"{PYTHON}.try1_eval.md").read_text()
+    assert any(value in raw for value in values), "try 1's own output shows the variants (they ran, and failed)"
+    feedback = (run_dir / f"{PYTHON}.try2_feedback.md").read_text()
+    assert "first_over([3, 1, 4, 1], 7), 2)" in feedback  # the control: the real failing test is shown
+    assert [value for value in values if value in feedback] == [], feedback
+    shown = {line.strip().lstrip(">").strip() for line in feedback.splitlines() if "assertEqual(" in line}
+    assert shown and all(line in PYTHON_TESTS for line in shown), shown

@@ -22,6 +22,7 @@ POLYGLOT_ATTEMPT. Its files are RunDirectory.attempt(instance_id, number)'s; the
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import threading
 import time
@@ -251,10 +252,29 @@ def _grading_phase(job: InstanceJob, result: InstanceResult, patch: str, log, st
         _record_grading(job, result, outcome)
         if feedback_of_try is None or outcome.exec_result is None or result.eval_result == Bucket.RESOLVED:
             return None
+        shown = _shown_grading(job, request, outcome, log, stop, sandboxes)
         hidden = {path: (test_tree / path).read_text(encoding="utf-8", errors="replace")
                   for path in instance.hidden_paths if (test_tree / path).is_file()}
-        return try_feedback(_verdict_of(result, feedback_of_try), outcome.exec_result.output, outcome.canaries, hidden,
-                            language.canaries)
+        return try_feedback(_verdict_of(result, feedback_of_try), shown.exec_result.output if shown.exec_result else None,
+                            shown.canaries, hidden, language.canaries)
+
+
+def _shown_grading(job: InstanceJob, request: GradingRequest, outcome: GradingOutcome, log, stop,
+                   sandboxes: Sandboxes) -> GradingOutcome:
+    """The grading whose output the next try is shown: never one in which variants ran (a
+    failing variant's traceback shows its fresh input and the reference's answer, and a next
+    try that copies them passes every variant: red team 13 read python__wordy's 10 of 10 so,
+    memorization gap 0). When they ran, the same tree is graded again without them for the
+    feedback alone; the try's verdict stays the first grading's. Without an output (the second
+    grading failed for the infrastructure), the next try gets the header only."""
+    if not outcome.variants_planted:
+        return outcome
+    log("grading again without variants: the feedback for the next try")
+    try:
+        return _grade_with_retries(job, dataclasses.replace(request, variants=()), log, stop, sandboxes)
+    except SandboxError as error:
+        log(f"no feedback output ({type(error).__name__}: {error})")
+        return dataclasses.replace(outcome, exec_result=None, canaries=())
 
 
 def _grade_with_retries(job: InstanceJob, request: GradingRequest, log, stop, sandboxes: Sandboxes) -> GradingOutcome:
