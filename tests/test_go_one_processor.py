@@ -136,3 +136,25 @@ def test_tests_that_ask_for_threads_run_first_alone_and_nothing_of_them_reaches_
                       "TestFailsForReal": "fail"}, ran.output[-3000:]
     assert ran.exit_code != 0  # a test failed
     assert all('"Test":"TestThreads"' in line for line in report["go-threads.json"].decode().splitlines())
+
+
+def test_a_report_the_test_process_left_unwritable_is_replaced_by_the_real_one(provider, language_images,
+                                                                               no_leftover_containers):
+    """Red team 13: the run's report directory is the test process's uid's; a Go solution wrote
+    its own go-test.json there (os.CopyFS, since refused by the policy) and made it and the
+    directory read-only, so the runner could neither empty it nor write the real events. A probe
+    written here does the same (in a subdirectory too, which the parser would also read); the
+    runner now removes the directory after the binary ended and makes it afresh: the report is
+    the real one, where the test failed."""
+    script = evaluation_script(GO, None, "/tmp/report-keeper")
+    sandboxes = Sandboxes(provider, "go-keeper")
+    with sandboxes.start(grading_sandbox_spec(language_images["go"], Limits(), GO), "go-keeper") as box:
+        box.put_directory(FIXTURES / "report_keeper", "/testbed")
+        built = box.exec(script.text, 300, workdir="/testbed")
+        ran = run_what_was_built(box, script, built, 300)
+        kept = box.exec(f"find {script.run_report_dir} -printf '%P %m\\n'", 30, workdir="/", uid=SOLUTION_UID)
+        report = box.get_files(script.run_report_dir)
+    assert built.exit_code == 0, built.output[-2000:]
+    assert sorted(report) == ["go-test.json"], (sorted(report), kept.output, ran.output[-2000:])
+    assert _outcomes(report["go-test.json"].decode()) == {"TestKeepsItsReport": "fail"}, ran.output[-2000:]
+    assert "fails for real" in report["go-test.json"].decode()

@@ -522,7 +522,7 @@ SOURCE_POLICY = SourcePolicy((".go",), go_facts, rules(
     ("process_streams", PROCESS_CONTROL, NAME, r"^os\.(Stdout|Stderr|Stdin|Pipe|NewFile)(\(\))?$"),
     ("file_access", TEST_SOURCES, NAME,
      r"^(os\.(Open|OpenFile|ReadFile|ReadDir|Readlink|Getwd|Stat|Lstat|DirFS|Create|CreateTemp|WriteFile|Remove"
-     r"|RemoveAll|Rename|Mkdir\w*|Truncate)|io/ioutil\.\w+|path/filepath\.(Glob|Walk|WalkDir|Abs|EvalSymlinks)"
+     r"|RemoveAll|Rename|Mkdir\w*|Truncate|CopyFS|Chmod|Chown|Lchown|Chtimes|Link|Symlink)|io/ioutil\.\w+|path/filepath\.(Glob|Walk|WalkDir|Abs|EvalSymlinks)"
      r"|io/fs\.\w+|embed\.\w+)(\(\))?$"),
     # debug/elf and its kin open and parse a binary (the test binary's .rodata holds a fallback
     # canary's numbers: red team 2).
