@@ -6,6 +6,8 @@ preparation instead of following it (tests/conftest.py, docs/ci-time.md)."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from polyglot_harness.utils.prepare.dataset import prepare_dataset
@@ -34,3 +36,15 @@ def test_null_agent_leaves_all_225_empty(repositories_only, language_images, tmp
     assert len(outcome.results) == BENCHMARK_SIZE
     assert {(r.eval_result, r.reason) for r in outcome.results.values()} == {("empty_patch", "empty_patch")}, \
         {i: (r.eval_result, r.reason) for i, r in outcome.results.items() if r.eval_result != "empty_patch"}
+
+
+def test_no_agent_repository_of_the_benchmark_holds_reference_material(repositories_only):
+    """Exercism's `.meta/` (the reference), `.approaches/` and `.articles/` (write-ups of
+    solutions, with their code: 13 exercises of the benchmark have them) reach no agent."""
+    def tree(repo) -> list[str]:
+        return subprocess.run(["git", "-C", str(repo), "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.split()
+
+    held = {instance.instance_id: paths for instance in load_dataset(repositories_only)
+            if (paths := [path for path in tree(instance.agent_repo_dir) if path.startswith((".meta/", ".approaches/", ".articles/"))])}
+    assert held == {}

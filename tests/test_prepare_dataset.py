@@ -288,6 +288,24 @@ def test_executable_bit_is_kept(tmp_path):
     assert (agent / "gradlew").stat().st_mode & stat.S_IXUSR
 
 
+def test_exercisms_solution_write_ups_are_in_no_repository(tmp_path):
+    """`.approaches/` and `.articles/` hold Exercism's write-ups of solutions (whole algorithms
+    in snippet.txt: red team 13 found 13 of the benchmark's agent repos holding them): like
+    `.meta/`, in no repository; a file merely named like them stays."""
+    exercise = one_exercise_checkout(tmp_path / "checkout", "python", "two-fer")
+    for relative in (".approaches/config.json", ".approaches/one-liner/snippet.txt", ".articles/speed/content.md"):
+        (exercise / relative).parent.mkdir(parents=True, exist_ok=True)
+        (exercise / relative).write_text("def two_fer(name='you'): return f'One for {name}, one for me.'\n")
+    (exercise / "approaches-notes.md").write_text("not a write-up folder\n")
+    prepare_dataset(tmp_path / "checkout", tmp_path / "out", record_expected=False)
+    env = isolated_git_env(tmp_path / "home")
+    repos = tmp_path / "out" / "repos" / "python__two-fer"
+    for repo, ref in ((repos / "agent", "HEAD"), (repos / "grading.git", "test")):
+        tree = git(repo, "ls-tree", "-r", "--name-only", ref, env=env).stdout.split()
+        assert "approaches-notes.md" in tree
+        assert not [path for path in tree if path.startswith((".approaches/", ".articles/", ".meta/"))], tree
+
+
 def test_large_and_binary_files_round_trip_through_the_repos(tmp_path):
     env = isolated_git_env(tmp_path / "home")
     cpp = one_exercise_checkout(tmp_path / "checkout", "cpp", "big-header")  # 650 kB catch.hpp

@@ -210,12 +210,19 @@ def plan_instance(exercise: Exercise) -> InstancePlan:
     )
 
 
+# Exercism's reference material: the exercise's metadata and reference solution (.meta/), and
+# its write-ups of solutions (.approaches/, .articles/: whole algorithms in snippet.txt and
+# code blocks, e.g. cpp__all-your-base; red team 13 found them in 13 agent repos). None is in
+# any repository: an agent that reads a solution there solves nothing.
+REFERENCE_MATERIAL = (".meta/", ".approaches/", ".articles/")
+
+
 def _split_visible_and_hidden(exercise: Exercise) -> tuple[tuple[RepoFile, ...], tuple[RepoFile, ...]]:
     base: list[RepoFile] = []
     hidden: list[RepoFile] = []
     config = exercise.config
     for path, repo_file in sorted(exercise.files.items()):
-        if path.startswith(".meta/") or path in config.example:
+        if path.startswith(REFERENCE_MATERIAL) or path in config.example:
             continue  # reference material: in no repository
         if path in config.test or exercise.language.is_hidden(path):
             _check_diffable_path(exercise, path)

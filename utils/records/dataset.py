@@ -17,7 +17,8 @@ which harness.py reads without flags) laid out like this::
                                          plus reference-only manifests (`Cargo.toml`)
 
 instance_id is `<language>__<slug>`. The test commit adds the hidden files (tests,
-test-case files); `.meta/` and the reference solution are in no repository. Because the
+test-case files); `.meta/`, `.approaches/`, `.articles/` and the reference solution are in no
+repository. Because the
 agent repo never received an object of the test commit, copying `agent/` cannot leak
 the tests: grading takes the test commit's tree from `grading.git`
 (`utils/records/instance_repo.py checkout_commit`).
