@@ -158,3 +158,34 @@ def test_a_report_the_test_process_left_unwritable_is_replaced_by_the_real_one(p
     assert sorted(report) == ["go-test.json"], (sorted(report), kept.output, ran.output[-2000:])
     assert _outcomes(report["go-test.json"].decode()) == {"TestKeepsItsReport": "fail"}, ran.output[-2000:]
     assert "fails for real" in report["go-test.json"].decode()
+
+
+def _reached(report: str) -> list[str]:
+    for line in report.splitlines():
+        if line.startswith("{") and "reached: [" in (output := json.loads(line).get("Output", "")):
+            return output.split("reached: [", 1)[1].split("]", 1)[0].split()
+    return []
+
+
+def test_the_test_process_reaches_no_descriptor_of_the_run_or_of_test2json(provider, language_images,
+                                                                            no_leftover_containers):
+    """Red team 13 read the live events of the run through /proc/<test2json>/fd/1 (the same
+    uid, a dumpable process): every answer a failing first member of a pair printed. The run's
+    interpreter and test2json are now files that uid may execute and not read, so their
+    processes are not dumpable. A probe written here lists the ancestors whose descriptors it
+    can open: under plain `go test` (the control) its parent's; as graded, neither the run's
+    nor test2json's."""
+    script = evaluation_script(GO, None, "/tmp/report-descriptors")
+    sandboxes = Sandboxes(provider, "go-descriptors")
+    with sandboxes.start(grading_sandbox_spec(language_images["go"], Limits(), GO), "go-descriptors") as box:
+        box.put_directory(FIXTURES / "descriptors", "/testbed")
+        box.exec("cp -r /testbed /tmp/plain && chmod 700 /tmp/plain", 30, workdir="/")
+        built = box.exec(script.text, 300, workdir="/testbed")
+        ran = run_what_was_built(box, script, built, 300)
+        report = box.get_files(script.run_report_dir)
+        plain = box.exec("go test -count=1 -json ./...", 300, workdir="/tmp/plain")
+    assert built.exit_code == 0, built.output[-2000:]
+    assert _reached(plain.output), plain.output[-2000:]
+    graded = _reached(report["go-test.json"].decode())
+    assert not [name for name in graded if name.startswith(("polyglot-go-run", "polyglot-test2", "test2json"))], \
+        (graded, ran.output[-2000:])
