@@ -19,7 +19,7 @@ from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, 
 # Lines between two tests that declare nothing: the exercise's switch for its later tests
 # (the grading build defines EXERCISM_RUN_ALL_TESTS) and the #endif that closes it.
 _TRANSPARENT = re.compile(r"^[ \t]*#[ \t]*(?:if[ \t]+defined[ \t]*\([ \t]*EXERCISM_RUN_ALL_TESTS[ \t]*\)|ifdef[ \t]+"
-                          r"EXERCISM_RUN_ALL_TESTS|endif)\b[^\n]*$", re.M)
+                          r"EXERCISM_RUN_ALL_TESTS|endif)(?!\w)[^\n]*$", re.M)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _braces = brace_scopes()
 
