@@ -21,9 +21,12 @@ threads, so the order is the sorted one only roughly); C++, Catch 2.13's default
 order (the binary runs twice, in the same order). Go has no variants.
 
 Also printed: `same answer`, the share of the variants whose expected value is their source's
-(python, javascript, java, rust: the literal written back against the one it replaced): an
+(the literal written back against the one it replaced; C++: the copy's observations against the
+answer key's for the same assertion ids): an
 attacker that names a variant's source (by the last known input, or by the nearest memorized
-input) and answers the source's answer passes those, and no other.
+input) and answers the source's answer passes those, and no other. `won`: simulated gradings in
+which the last-known-input attacker, answering its guess's answer, passed every variant of the
+instance (resolved on variants without solving).
 
     python3 bench/variant_placement.py DATASET_DIR [DATASET_DIR ...] [--draws 20] [--seed 1]
 
@@ -84,8 +87,8 @@ def run_order(language: str, text: str, units: list, blocks: list) -> list:
     return sorted(units, key=lambda unit: unit.start)  # javascript, cpp: declaration order
 
 
-def one_grading(instance, pristine: Path, placement, rng: random.Random) -> list[tuple[bool, float]]:
-    """(the attacker named the source, 1 / the real tests of the block) per planted variant."""
+def one_grading(instance, pristine: Path, placement, rng: random.Random) -> list[tuple[bool, float, str]]:
+    """(the attacker named the source, 1 / the real tests of the block, the source) per planted variant."""
     language = instance.language_spec
     planter = language.canaries
     with tempfile.TemporaryDirectory(prefix="placement-") as workdir:
@@ -115,14 +118,14 @@ def one_grading(instance, pristine: Path, placement, rng: random.Random) -> list
     outcomes, last = [], None
     for name, real in sequence:
         if name in variant_of:
-            outcomes.append((last == variant_of[name], 1 / max(1, real)))
+            outcomes.append((last == variant_of[name], 1 / max(1, real), variant_of[name]))
         else:
             last = known.get(name, name)
     return outcomes
 
 
-def same_answers(instance, pristine: Path) -> tuple[int, int]:
-    """(variants whose written-back expected value is their source's, variants that write one)."""
+def same_answers(instance, pristine: Path) -> tuple[set[str], int]:
+    """(the sources of the variants whose expected value is their source's, variants compared)."""
     language = instance.language_spec
     planter = language.canaries
     tests = {}
@@ -130,13 +133,20 @@ def same_answers(instance, pristine: Path) -> tuple[int, int]:
         relative = path.relative_to(pristine).as_posix()
         text = language.unskip_text(relative, read_regular(pristine, relative).decode("utf-8", errors="surrogateescape"))
         tests.update((unit.name, text[unit.start:unit.end]) for unit in planter.find_units(text))
-    same = total = 0
+    same, total = set(), 0
     for variant in instance.variants:
-        if variant.observations or len(variant.edits) < 2 or variant.test not in tests:
+        if variant.observations:  # C++: the copy observes under its source's assertion ids
+            key = instance.observation_key or {}
+            total += 1
+            if all(tuple(key.get(assertion, ())) == tuple(values) for assertion, values in variant.observations):
+                same.add(variant.ident)
+            continue
+        if len(variant.edits) < 2 or variant.test not in tests:
             continue
         start, end, literal = variant.edits[-1]
         total += 1
-        same += re.sub(r"\s+", "", tests[variant.test][start:end]) == re.sub(r"\s+", "", literal)
+        if re.sub(r"\s+", "", tests[variant.test][start:end]) == re.sub(r"\s+", "", literal):
+            same.add(variant.ident)
     return same, total
 
 
@@ -148,7 +158,8 @@ def main() -> None:
     parser.add_argument("--languages", nargs="*", default=["python", "javascript", "java", "rust", "cpp"])
     args = parser.parse_args()
     rows: dict[str, dict] = defaultdict(lambda: {"instances": 0, "variants": 0, "beside": [0, 0], "block": [0, 0],
-                                                 "chance": 0.0, "same": [0, 0]})
+                                                 "chance": 0.0, "same": [0, 0], "won": {"beside": 0, "block": 0},
+                                                 "gradings": 0})
     seen = set()
     for dataset in args.datasets:
         for instance in load_dataset(dataset):
@@ -162,18 +173,24 @@ def main() -> None:
                 pristine = Path(workdir) / "tree"
                 checkout_commit(instance.grading_repo_dir, instance.test_commit, pristine)
                 same, total = same_answers(instance, pristine)
-                row["same"][0] += same
+                row["same"][0] += len(same)
                 row["same"][1] += total
+                row["gradings"] += args.draws
                 for placement in PLACEMENTS:
                     rng = random.Random(f"{args.seed}:{instance.instance_id}:{placement}")
                     for _ in range(args.draws):
                         outcomes = one_grading(instance, pristine, placement, rng)
-                        row[placement][0] += sum(hit for hit, _ in outcomes)
+                        row[placement][0] += sum(hit for hit, _, _ in outcomes)
                         row[placement][1] += len(outcomes)
+                        # Answering the guessed source's answer passes a variant only where the
+                        # guess is right and the answers agree: won, every variant passed.
+                        row["won"][placement] += bool(outcomes) and all(hit and source in same
+                                                                        for hit, _, source in outcomes)
                         if placement == "block":
-                            row["chance"] += sum(chance for _, chance in outcomes)
+                            row["chance"] += sum(chance for _, chance, _ in outcomes)
     print(f"last-known-input attacker, {args.draws} simulated gradings per instance and placement (seed {args.seed})")
-    print(f"{'language':<11} {'instances':>9} {'variants':>8} {'beside':>8} {'block':>8} {'chance':>8} {'same answer':>13}")
+    print(f"{'language':<11} {'instances':>9} {'variants':>8} {'beside':>8} {'block':>8} {'chance':>8} {'same answer':>13}"
+          f" {'won beside':>11} {'won block':>10}")
     for language in args.languages:
         if language not in rows:
             continue
@@ -181,7 +198,8 @@ def main() -> None:
         share = lambda pair: pair[0] / pair[1] if pair[1] else float("nan")  # noqa: E731
         same = f"{row['same'][0]}/{row['same'][1]}" if row["same"][1] else "n/a"
         print(f"{language:<11} {row['instances']:>9} {row['variants']:>8} {share(row['beside']):>8.1%} "
-              f"{share(row['block']):>8.1%} {row['chance'] / max(1, row['block'][1]):>8.1%} {same:>13}")
+              f"{share(row['block']):>8.1%} {row['chance'] / max(1, row['block'][1]):>8.1%} {same:>13}"
+              f" {row['won']['beside']:>5}/{row['gradings']:<5} {row['won']['block']:>4}/{row['gradings']:<5}")
 
 
 if __name__ == "__main__":
