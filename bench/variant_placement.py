@@ -26,7 +26,10 @@ answer key's for the same assertion ids): an
 attacker that names a variant's source (by the last known input, or by the nearest memorized
 input) and answers the source's answer passes those, and no other. `won`: simulated gradings in
 which the last-known-input attacker, answering its guess's answer, passed every variant of the
-instance (resolved on variants without solving).
+instance (resolved on variants without solving). `nearest`: the share of variants whose copy is
+nearest, by difflib's ratio over whole test texts, to its source among the real tests (the
+edit-distance attacker names the source so); `all same`: instances every variant of which answers
+as its source (that attacker, answering its guess's answer, resolves them on variants).
 
     python3 bench/variant_placement.py DATASET_DIR [DATASET_DIR ...] [--draws 20] [--seed 1]
 
@@ -36,6 +39,7 @@ No Docker.
 from __future__ import annotations
 
 import argparse
+import difflib
 import random
 import re
 import shutil
@@ -48,7 +52,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
 import _standalone  # noqa: F401,E402 - the checkout as the package polyglot_harness
-from polyglot_harness.utils.judging.canaries import CANARIES_PER_GRADING, plant, test_files  # noqa: E402
+from polyglot_harness.utils.judging.canaries import CANARIES_PER_GRADING, apply_edits, plant, test_files  # noqa: E402
 from polyglot_harness.utils.judging.regular_files import read_regular  # noqa: E402
 from polyglot_harness.utils.judging.variants import beside_source, draw_gap, plant_variants, same_block  # noqa: E402
 from polyglot_harness.utils.languages import matches_any  # noqa: E402
@@ -124,15 +128,34 @@ def one_grading(instance, pristine: Path, placement, rng: random.Random) -> list
     return outcomes
 
 
-def same_answers(instance, pristine: Path) -> tuple[set[str], int]:
-    """(the sources of the variants whose expected value is their source's, variants compared)."""
+def test_texts(instance, pristine: Path) -> dict[str, str]:
+    """Every test's own text (un-skipped), by name."""
     language = instance.language_spec
-    planter = language.canaries
     tests = {}
-    for path in test_files(pristine, planter, matches_any):
+    for path in test_files(pristine, language.canaries, matches_any):
         relative = path.relative_to(pristine).as_posix()
         text = language.unskip_text(relative, read_regular(pristine, relative).decode("utf-8", errors="surrogateescape"))
-        tests.update((unit.name, text[unit.start:unit.end]) for unit in planter.find_units(text))
+        tests.update((unit.name, text[unit.start:unit.end]) for unit in language.canaries.find_units(text))
+    return tests
+
+
+def nearest_names_source(instance, tests: dict[str, str]) -> tuple[int, int]:
+    """(variants whose copy's text is nearest (difflib's ratio) to its source's among the real
+    tests, variants): the edit-distance attacker, given whole test texts (an upper bound of what
+    it reads from the calls alone)."""
+    named = total = 0
+    for variant in instance.variants:
+        if variant.test not in tests:
+            continue
+        copy = apply_edits(tests[variant.test], list(variant.edits))
+        nearest = max(tests, key=lambda name: difflib.SequenceMatcher(None, copy, tests[name], autojunk=False).ratio())
+        named += nearest == variant.test
+        total += 1
+    return named, total
+
+
+def same_answers(instance, tests: dict[str, str]) -> tuple[set[str], int]:
+    """(the sources of the variants whose expected value is their source's, variants compared)."""
     same, total = set(), 0
     for variant in instance.variants:
         if variant.observations:  # C++: the copy observes under its source's assertion ids
@@ -159,7 +182,7 @@ def main() -> None:
     args = parser.parse_args()
     rows: dict[str, dict] = defaultdict(lambda: {"instances": 0, "variants": 0, "beside": [0, 0], "block": [0, 0],
                                                  "chance": 0.0, "same": [0, 0], "won": {"beside": 0, "block": 0},
-                                                 "gradings": 0})
+                                                 "gradings": 0, "nearest": [0, 0], "all_same": 0})
     seen = set()
     for dataset in args.datasets:
         for instance in load_dataset(dataset):
@@ -172,7 +195,12 @@ def main() -> None:
             with tempfile.TemporaryDirectory(prefix="placement-pristine-") as workdir:
                 pristine = Path(workdir) / "tree"
                 checkout_commit(instance.grading_repo_dir, instance.test_commit, pristine)
-                same, total = same_answers(instance, pristine)
+                tests = test_texts(instance, pristine)
+                same, total = same_answers(instance, tests)
+                named, compared = nearest_names_source(instance, tests)
+                row["nearest"][0] += named
+                row["nearest"][1] += compared
+                row["all_same"] += bool(total) and len(same) == len(instance.variants)
                 row["same"][0] += len(same)
                 row["same"][1] += total
                 row["gradings"] += args.draws
@@ -190,7 +218,7 @@ def main() -> None:
                             row["chance"] += sum(chance for _, chance, _ in outcomes)
     print(f"last-known-input attacker, {args.draws} simulated gradings per instance and placement (seed {args.seed})")
     print(f"{'language':<11} {'instances':>9} {'variants':>8} {'beside':>8} {'block':>8} {'chance':>8} {'same answer':>13}"
-          f" {'won beside':>11} {'won block':>10}")
+          f" {'won beside':>11} {'won block':>10} {'nearest':>8} {'all same':>9}")
     for language in args.languages:
         if language not in rows:
             continue
@@ -199,7 +227,8 @@ def main() -> None:
         same = f"{row['same'][0]}/{row['same'][1]}" if row["same"][1] else "n/a"
         print(f"{language:<11} {row['instances']:>9} {row['variants']:>8} {share(row['beside']):>8.1%} "
               f"{share(row['block']):>8.1%} {row['chance'] / max(1, row['block'][1]):>8.1%} {same:>13}"
-              f" {row['won']['beside']:>5}/{row['gradings']:<5} {row['won']['block']:>4}/{row['gradings']:<5}")
+              f" {row['won']['beside']:>5}/{row['gradings']:<5} {row['won']['block']:>4}/{row['gradings']:<5}"
+              f" {share(row['nearest']):>8.1%} {row['all_same']:>4}/{row['instances']:<4}")
 
 
 if __name__ == "__main__":
