@@ -546,6 +546,32 @@ class Planter:
     # Every test file's planted text (by path) -> those it changes further: what only the whole
     # package shows (Go: a table no test ranges over any more is emptied).
     finish: Callable[[dict[str, str]], dict[str, str]] | None = None
+    # A test file's text and its tests -> one key per test: the block whose setup the test runs
+    # under (a class, a `describe`, a `mod`). A variant is planted anywhere among the tests of
+    # its source's block (utils/judging/variants.py: `draw_gap`). None: the file is one block.
+    scopes: Callable[[str, list[TestUnit]], list[object]] | None = None
+
+
+def brace_scopes(quotes: str = "\"'", backtick: bool = False) -> Callable[[str, list[TestUnit]], list[object]]:
+    """Scopes of C-family syntax: a test's key is the offsets of the braces around it (a
+    class body, a `describe` callback, a `mod`), so two tests share a key when they sit
+    directly in the same block."""
+    def scopes(text: str, units: list[TestUnit]) -> list[object]:
+        starts = sorted(unit.start for unit in units)
+        keys: dict[int, tuple[int, ...]] = {}
+        stack: list[int] = []
+        braces = iter(brace_positions(text, 0, quotes, backtick))
+        pending = next(braces, None)
+        for start in starts:
+            while pending is not None and pending[0] < start:
+                if pending[1] == "{":
+                    stack.append(pending[0])
+                elif stack:
+                    stack.pop()
+                pending = next(braces, None)
+            keys[start] = tuple(stack)
+        return [keys[unit.start] for unit in units]
+    return scopes
 
 
 def plant_after(text: str, chosen: list[tuple[TestUnit, Canary]], declaration: str,

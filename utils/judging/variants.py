@@ -13,8 +13,9 @@ candidates (a language's `derive`, e.g. utils/languages/python_variants.py), pla
 *probes* (the assertion replaced by a statement that reports the observed value) on the
 reference, writes the observed value back as a literal, and keeps a variant only where a
 second run of the reference passes it (utils/pipeline/variant_recording.py). Grading plants
-the kept variants under drawn names among the real tests (`plant_variants`) and sets their
-cases apart before the verdict (`split_variants`): the upstream verdict never sees them.
+the kept variants under drawn names at drawn places among the real tests of their source's
+block (`plant_variants`) and sets their cases apart before the verdict (`split_variants`):
+the upstream verdict never sees them.
 
 The input mutations are pure and unit-tested (`mutate_int`, `mutate_str`, `reorder`).
 """
@@ -434,37 +435,73 @@ def _quoted_uses(tests: str, body: str) -> int:
 def plant_variants(tree: Path, planter: Planter, matches: Callable[[str, tuple[str, ...]], bool],
                    variants: Sequence[Variant], rename: Callable[[str, str, str], str],
                    rng: secrets.SystemRandom | random.Random | None = None,
-                   originals: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Each variant planted right before or right after its source test (drawn), under a
-    name drawn from the file's own words. Returns {name planted: variant ident}. A variant's
-    edits apply to its test as the file held it before grading rewrote it (`originals`, by
-    path: the answer key converts assertions before variants are planted); the file's own text
-    by default."""
+                   originals: Mapping[str, str] | None = None,
+                   gap: "Callable[[Sequence[TestUnit], TestUnit, secrets.SystemRandom | random.Random], tuple[TestUnit, bool]] | None" = None,
+                   ) -> dict[str, str]:
+    """Each variant planted at a gap drawn uniformly among the gaps of its source test's block
+    (`draw_gap`: before any test of the block or after its last), under a name drawn from the
+    file's own words: neither where it sits nor when it runs tells which test it came from
+    (red team 4 guessed a variant's source from the last known input before it, when it sat
+    beside its source). Returns {name planted: variant ident}. A variant's edits apply to its
+    test as the file held it before grading rewrote it (`originals`, by path: the answer key
+    converts assertions before variants are planted); the file's own text by default.
+    `gap`: how a gap is drawn (the simulation's former `beside_source`; `draw_gap` by default)."""
     rng = rng or secrets.SystemRandom()
+    gap = gap or draw_gap
     planted: dict[str, str] = {}
     for path in test_files(tree, planter, matches):
         relative = path.relative_to(tree).as_posix()
         text = read_regular(tree, relative).decode("utf-8", errors="surrogateescape")
-        units = {unit.name: unit for unit in planter.find_units(text)}
+        found = planter.find_units(text)
+        units = {unit.name: unit for unit in found}
         original = (originals or {}).get(relative, text)
         sources = {unit.name: original[unit.start:unit.end] for unit in planter.find_units(original)}
         mine = [variant for variant in variants if variant.test in units and variant.test in sources]
         if not mine:
             continue
+        blocks = same_block(text, found, planter)
+        rng.shuffle(mine)  # variants drawn into one gap stand in a drawn order
         taken = set(units)
         edits = []
         for variant in mine:
-            unit = units[variant.test]
+            at, before = gap(blocks[variant.test], units[variant.test], rng)
             name = neighbour_name(sorted(units), taken, planter.name_style, text, rng)
             taken.add(name)
             planted[name] = variant.ident
-            edits.append(_insertion(text, unit, sources[variant.test], variant, name, rename, rng.random() < 0.5))
+            edits.append(_insertion(text, at, sources[variant.test], variant, name, rename, before))
         path.write_text(_apply_insertions(text, edits), encoding="utf-8", errors="surrogateescape")
     return planted
 
 
+def same_block(text: str, units: Sequence[TestUnit], planter: Planter) -> dict[str, list[TestUnit]]:
+    """{test name: the tests of its block, in file order} (`Planter.scopes`; the whole file
+    where the language declares no blocks)."""
+    keys = planter.scopes(text, list(units)) if planter.scopes else [None] * len(units)
+    blocks: dict[object, list[TestUnit]] = {}
+    for unit, key in zip(units, keys):
+        blocks.setdefault(key, []).append(unit)
+    ordered = {key: sorted(block, key=lambda unit: unit.start) for key, block in blocks.items()}
+    return {unit.name: ordered[key] for unit, key in zip(units, keys)}
+
+
+def draw_gap(block: Sequence[TestUnit], source: TestUnit,
+             rng: secrets.SystemRandom | random.Random) -> tuple[TestUnit, bool]:
+    """One of the block's len(block) + 1 gaps, uniformly, whatever the source: (the test the
+    copy goes before, True), or (the last test, False) for the gap after it."""
+    index = rng.randrange(len(block) + 1)
+    return (block[index], True) if index < len(block) else (block[-1], False)
+
+
+def beside_source(block: Sequence[TestUnit], source: TestUnit,
+                  rng: secrets.SystemRandom | random.Random) -> tuple[TestUnit, bool]:
+    """The placement before 2026-11-29 (right before or right after the source, drawn), kept
+    for bench/variant_placement.py's comparison only."""
+    return source, rng.random() < 0.5
+
+
 def _insertion(text: str, unit: TestUnit, source: str, variant: Variant, name: str,
                rename: Callable[[str, str, str], str], before: bool) -> tuple[int, str]:
+    """The copy of `source` with the variant's edits, under `name`, before or after `unit`."""
     block = text[unit.start:unit.end]
     copy = rename(apply_edits(source, list(variant.edits)), variant.test, name).rstrip("\n") + "\n\n"
     if before:

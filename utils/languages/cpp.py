@@ -8,13 +8,39 @@ from ..judging import runner_results, source_facts
 from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
-                                apply_edits, call_arguments)
+                                apply_edits, brace_scopes, call_arguments)
 from ..judging.answer_key import AnswerKey
 from . import cpp_key, cpp_variants
 from .cpp_key import find_units  # the Catch test-case reader, shared with the answer key
 from .spec import COMMON_ARTIFACTS, BuildCache, ExerciseNameLine, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
+
+# Lines between two tests that declare nothing: the exercise's switch for its later tests
+# (the grading build defines EXERCISM_RUN_ALL_TESTS) and the #endif that closes it.
+_TRANSPARENT = re.compile(r"^[ \t]*#[ \t]*(?:if[ \t]+defined[ \t]*\([ \t]*EXERCISM_RUN_ALL_TESTS[ \t]*\)|ifdef[ \t]+"
+                          r"EXERCISM_RUN_ALL_TESTS|endif)(?!\w)[^\n]*$", re.M)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_braces = brace_scopes()
+
+
+def scopes(text: str, units: list[TestUnit]) -> list[object]:
+    """A test's block: the braces around it, and the run of tests it belongs to. C++ declares
+    before use, so a helper (a function, a struct, a `using`) written between two tests ends a
+    run: a copy planted above it would not compile."""
+    braces = _braces(text, units)
+    keys: list[object] = [None] * len(units)
+    run, previous = 0, None
+    for index in sorted(range(len(units)), key=lambda i: units[i].start):
+        if previous is not None and _declares(text[units[previous].end:units[index].start]):
+            run += 1
+        keys[index], previous = (braces[index], run), index
+    return keys
+
+
+def _declares(between: str) -> bool:
+    return bool(_TRANSPARENT.sub("", _COMMENT.sub("", between)).strip())
+
 
 def plant_file(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
     edits = []
@@ -95,6 +121,7 @@ def rename(test: str, name: str, new_name: str) -> str:
 
 
 PLANTER = Planter(file_globs=("**/*_test.cpp",), name_style="snake", find_units=find_units, plant_file=plant_file, leaf=leaf, mutator=Mutator(assertions, rename, literal),
+                  scopes=scopes,
                   fallback_failure=lambda expected, actual: (f"^  REQUIRE\\( {expected}\\s*==\\s*{actual} \\)\nwith expansion:\n"
                                             f"  {re.escape(_expanded(expected))} == {re.escape(_expanded(actual))}$"))
 

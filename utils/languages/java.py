@@ -11,7 +11,7 @@ from ..judging import runner_results, tree_facts
 from ..judging.source_facts import ID, PUNCT, STR, Fact, TokenList, chains, decode_escapes, string_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, Symbol,
+from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, Symbol, brace_scopes,
                                 TestUnit, apply_edits, brace_depths, built_point, call_arguments, matching_brace)
 from ..judging.regular_files import read_regular, regular_files
 from ..judging.runner_results import TestCase
@@ -247,7 +247,7 @@ def pin_signatures(tree: Path, test_tree: Path, reference_dir: Path | None,
 
 
 PLANTER = Planter(file_globs=("src/test/**.java",), name_style="lower_camel", find_units=find_units, plant_file=plant_file, leaf=leaf,
-                  mutator=Mutator(assertions, rename, literal),
+                  mutator=Mutator(assertions, rename, literal), scopes=brace_scopes(),
                   fallback_failure=lambda expected, actual: re.escape(f"expected: <{expected}> but was: <{actual}>"))
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------

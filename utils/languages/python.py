@@ -45,6 +45,21 @@ def _block_end(text: str, after: int, indent: int) -> int:
     return len(text)
 
 
+_CLASS = re.compile(r"^(?P<indent>[ \t]*)class\b", re.M)
+
+
+def scopes(text: str, units: list[TestUnit]) -> list[object]:
+    """A test's block is its TestCase class (setUp, class attributes): the last `class` line
+    before it indented less than the test."""
+    classes = [(match.start(), len(match["indent"])) for match in _CLASS.finditer(text)]
+    keys = []
+    for unit in units:
+        line = text[unit.start:line_end(text, unit.start)]
+        indent = len(line) - len(line.lstrip(" \t"))
+        keys.append(max((start for start, level in classes if start < unit.start and level < indent), default=-1))
+    return keys
+
+
 def plant_file(text: str, chosen: list[tuple[TestUnit, Canary]]) -> str:
     return plant_after(text, chosen, "def {}(", lambda indent, canary: (
         f"{indent}def {canary.source}(self, *args):\n"
@@ -143,7 +158,7 @@ def literal(value: int | str | bool) -> str:
 
 
 PLANTER = Planter(file_globs=("**/*_test.py", "**/test_*.py"), name_style="snake", find_units=find_units, plant_file=plant_file, leaf=leaf,
-                  mutator=Mutator(assertions, rename, literal),
+                  mutator=Mutator(assertions, rename, literal), scopes=scopes,
                   fallback_failure=lambda expected, actual: f"^AssertionError: {expected} != {actual}$")
 
 # --- trusted grading (docker/python/polyglot_bridge/) ---------------------------------

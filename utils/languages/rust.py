@@ -11,7 +11,7 @@ from ..judging.source_facts import ID, PUNCT, STR, Fact, Token, TokenList, match
 from ..judging.regular_files import is_regular, read_regular
 from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit,
+from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit, brace_scopes,
                                 apply_edits, built_point, call_arguments, constant_point, matching_brace,
                                 same_up_to_literals)
 from . import rust_signatures, rust_variants
@@ -288,7 +288,7 @@ def rename(test: str, name: str, new_name: str) -> str:
     return re.sub(rf"\bfn {re.escape(name)}\(", f"fn {new_name}(", test, count=1)
 
 
-PLANTER = Planter(file_globs=("tests/**.rs",), name_style="snake", find_units=find_units, plant_file=plant_file, leaf=leaf, mutator=Mutator(assertions, rename, literal),
+PLANTER = Planter(file_globs=("tests/**.rs",), name_style="snake", find_units=find_units, plant_file=plant_file, leaf=leaf, mutator=Mutator(assertions, rename, literal), scopes=brace_scopes(quotes="\""),
                   fallback_failure=lambda expected, actual: _failure(0, expected).replace(".*", re.escape(str(actual))))
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------

@@ -431,7 +431,7 @@ def source_policy_refusals(tree: Path, request: GradingRequest, filtered: Filter
 
 
 def plant_request_variants(tree: Path, request: GradingRequest, converted: frozenset[str] = frozenset()) -> dict[str, str]:
-    """The request's variants beside their tests. Where the answer key rewrote the tests
+    """The request's variants among their sources' blocks. Where the answer key rewrote the tests
     (`converted`), a variant's edits apply to its test as the pristine file holds it: a keyed
     variant's edits convert the copy's assertions themselves."""
     planter = request.language.canaries
