@@ -146,7 +146,11 @@ def test_the_source_policy_refuses_the_observers_names():
     assert not [fact for fact in clean if fact.kind == rule.kind and rule.regex.search(fact.text)]
 
 
-def test_variants_leave_out_tests_with_keyed_assertions():
+def test_variants_leave_out_tests_with_a_keyed_assertion_beside_another():
     texts = {"tests/shapes.rs": TEST}
-    derive = rust.variants_apart_from_key(texts, {"tests/shapes.rs:L8": ("ok(3)",)})
-    assert derive(TEST[TEST.index("#[test]"):], "plain", random.Random(1)) == []
+    key = {"tests/shapes.rs:L14": ("err(enum:Sized(4,true))",), "tests/shapes.rs:L8": ("ok(3)",)}
+    derive = rust.variants_apart_from_key(texts, key)
+    two = TEST[TEST.index("#[test]\n#[ignore]\nfn reversed"):TEST.index("#[test]\nfn truths")]
+    assert derive(two, "reversed_and_enums", random.Random(1)) == []
+    one = TEST[TEST.index("#[test]"):TEST.index("#[test]\n#[ignore]")]
+    assert derive(one, "plain", random.Random(1)) == rust.rust_variants.derive(one, "plain", random.Random(1))
