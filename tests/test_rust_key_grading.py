@@ -13,12 +13,11 @@ from the dataset's references.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, reference_forger
 from polyglot_harness.utils.outcomes import Reason
 from polyglot_harness.utils.records.dataset import load_dataset
 
@@ -65,15 +64,7 @@ impl Eq for Error {}
 
 def _write(directory: Path, dataset: Path, instance_id: str, edit=lambda path, text: text) -> Path:
     """The reference's files, each passed through `edit(relative path, text)`."""
-    instance = {i.instance_id: i for i in load_dataset(dataset)}[instance_id]
-    reference = dataset / instance.reference_dir
-    for source in sorted(path for path in reference.rglob("*") if path.is_file()):
-        relative = source.relative_to(reference).as_posix()
-        target = directory / "files" / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(edit(relative, source.read_text()))
-    (directory / "forger.json").write_text(json.dumps({"instance_id": instance_id, "description": "rust key"}))
-    return directory
+    return reference_forger(directory, dataset, instance_id, edit, "rust key")
 
 
 def _forth(error_block: str, wrong: bool):
