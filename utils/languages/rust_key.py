@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..judging.canaries import apply_edits, call_arguments
-from .cpp_key import _blank, _numbered
+from .cpp_key import blank_lines, numbered
 
 OBSERVATIONS_FILE = "observations.tsv"  # in the report directory (docker/rust/polyglot-rust-test)
 PRELUDE = (Path(__file__).parent / "rust_key_observe.rs").read_text(encoding="utf-8")
@@ -149,7 +149,7 @@ def candidates(test: str, enums: dict[str, Enum], crate: str, only: frozenset[st
             candidate = _candidate(test, masked, match, lets, enums, crate)
             if candidate is not None:
                 found.append(candidate)
-    found = [c for c in _numbered(test, found) if only is None or c.id in only]
+    found = [c for c in numbered(test, found) if only is None or c.id in only]
     while True:
         kept = _deletions_unused(masked, bodies, found)
         if len(kept) == len(found):
@@ -339,7 +339,7 @@ def conversion_edits(test: str, chosen: Sequence[Candidate], prefix: str = "") -
         call = f'{OBSERVE}("{prefix}{candidate.id}", &({candidate.observed}))'
         edits.append((candidate.start, candidate.end, call + "\n" * (statement.count("\n") - candidate.observed.count("\n"))))
     deleted = {span for candidate in chosen for span in candidate.deleted}
-    return edits + [(start, end, _blank(test[start:end])) for start, end in sorted(deleted)]
+    return edits + [(start, end, blank_lines(test[start:end])) for start, end in sorted(deleted)]
 
 
 def rewrite(test: str, chosen: Sequence[Candidate], prefix: str = "", impls: str = "") -> str:
