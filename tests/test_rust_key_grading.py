@@ -4,7 +4,7 @@ Converted assertions carry no verdict in the test binary: it reports the solutio
 the host compares them with the key the reference's run recorded at preparation. Canaries are
 off in these gradings, so what catches an attack is the key alone. Attacks: a wrong luhn-from
 that reads its own process's memory in safe Rust and answers what the calling assertion wants
-(red teams 11 and 12's technique, tests/fixtures/rust_key/luhn_reader.rs); an always-equal
+(red team 11's technique, tests/fixtures/memory_readers/luhn_from.rs.txt); an always-equal
 PartialEq on forth's Error enum over a wrong error. Controls: the references, the reader
 resolving when the key is off (it does read the assertion's polarity), and a correct forth with
 renumbered variants and a Debug printing every error the same. The solutions' other files come
@@ -24,7 +24,8 @@ from polyglot_harness.utils.records.dataset import load_dataset
 pytestmark = pytest.mark.docker
 
 KEY_REASONS = {Reason.OBSERVATION_MISMATCH, Reason.OBSERVATION_MISSING}
-READER = (Path(__file__).resolve().parent / "fixtures" / "rust_key" / "luhn_reader.rs").read_text()
+# Red team 11's reader, in our words (tests/test_truth_canaries.py uses it against the truth canaries).
+READER = (Path(__file__).resolve().parent / "fixtures" / "memory_readers" / "luhn_from.rs.txt").read_text()
 DERIVED_ERROR = "#[derive(Debug, PartialEq, Eq)]\npub enum Error {\n    DivisionByZero,\n    StackUnderflow,\n    UnknownWord,\n    InvalidWord,\n}\n"
 # Every error "equals" every other, and a division by zero is reported as a stack underflow.
 ALWAYS_EQUAL_ERROR = """#[derive(Debug)]
@@ -98,13 +99,10 @@ def test_a_solution_reading_its_callers_assertion_is_unresolved_by_the_key(provi
 
 
 def test_the_reader_does_read_the_assertion_without_the_key(provider, real_dataset, tmp_path):
-    """Control of the attack: with the key off (upstream's `assert!`s in the binary, no canary),
-    the reader answers nearly every assertion right without computing anything (a constant
-    answer passes 2 or 5 of luhn-from's 14 tests; its caller detection misses one in this
-    image's debug build, measured 13/14)."""
+    """Control of the attack: with the key off (upstream's `assert!`s in the binary) and no
+    canary, the reader resolves without computing anything."""
     outcome = grade_forger(provider, real_dataset, _reader(tmp_path, real_dataset), canaries=False, key=False)
-    passed = [case for case in outcome.real_results.cases if case.outcome == "passed"]
-    assert len(outcome.real_results.cases) == 14 and len(passed) >= 12, outcome.verdict
+    assert outcome.verdict.resolved, outcome.verdict
 
 
 def test_always_equal_partial_eq_on_an_enum_is_unresolved(provider, real_dataset, tmp_path):
