@@ -42,7 +42,10 @@ def reason(test: str, masked: str, match: re.Match[str], bodies, candidates: set
         return "a message argument"
     if match[1] == "assert" and rust_key._split_equality(masked[slice(*spans[0])]) is None:
         return "a comparison other than == (`<`, `&&`, ...)"
-    return "expected side not constant (a call of the solution, a loop variable, a local also read elsewhere) or both sides constant"
+    sides = [masked[a:b] for a, b in spans] if match[1] == "assert_eq" else []
+    if any("{" in side for side in sides):
+        return "a struct literal or block (a solution type)"
+    return "expected side not constant (a solution call, a helper, a loop variable, a local read elsewhere)"
 
 
 def main() -> None:
