@@ -11,12 +11,11 @@ Solution files are written here (ours); the reference's header is read from the 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, reference_forger
 from polyglot_harness.utils.outcomes import Reason
 from polyglot_harness.utils.records.dataset import load_dataset
 
@@ -93,15 +92,8 @@ classification classify(int n) {
 
 def _write(directory: Path, dataset: Path, instance_id: str, files: dict[str, str]) -> Path:
     """The reference's files, those of `files` (by suffix) replacing them."""
-    instance = {i.instance_id: i for i in load_dataset(dataset)}[instance_id]
-    reference = dataset / instance.reference_dir
-    for source in sorted(path for path in reference.rglob("*") if path.is_file()):
-        relative = source.relative_to(reference).as_posix()
-        target = directory / "files" / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(files.get(source.suffix, source.read_text()))
-    (directory / "forger.json").write_text(json.dumps({"instance_id": instance_id, "description": "cpp key"}))
-    return directory
+    return reference_forger(directory, dataset, instance_id,
+                            lambda relative, text: files.get(Path(relative).suffix, text), "cpp key")
 
 
 @pytest.mark.parametrize("instance_id", ("cpp__all-your-base", "cpp__allergies", "cpp__perfect-numbers",

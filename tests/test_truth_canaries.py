@@ -79,7 +79,9 @@ def test_red_team_11s_reader_of_the_calling_test_is_caught_by_the_copy(provider,
     (forger / "files" / "src").mkdir(parents=True)
     shutil.copyfile(FIXTURES / "luhn_from.rs.txt", forger / "files" / "src" / "lib.rs")
     (forger / "forger.json").write_text(json.dumps({"instance_id": "rust__luhn-from"}))
-    outcome = grade_forger(provider, real_dataset, forger)
+    # The key off: luhn-from's assertions stay in-process (with it, the key converts them all and
+    # catches the reader itself: tests/test_rust_key_grading.py).
+    outcome = grade_forger(provider, real_dataset, forger, key=False)
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert outcome.verdict.reason == Reason.CANARY_PASSED, outcome.verdict
     assert outcome.real_results.summary()["failed"] == 0, "it answered every real test right"
@@ -90,6 +92,6 @@ def test_the_luhn_from_reference_fails_every_copy(provider, real_dataset, tmp_pa
     control = tmp_path / "control"
     shutil.copytree(real_dataset / "references" / "rust__luhn-from", control / "files")
     (control / "forger.json").write_text(json.dumps({"instance_id": "rust__luhn-from"}))
-    outcome = grade_forger(provider, real_dataset, control)
+    outcome = grade_forger(provider, real_dataset, control, key=False)
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert outcome.verdict.resolved, outcome.verdict

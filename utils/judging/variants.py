@@ -145,10 +145,13 @@ class VariantDeriver:
     (what follows OBSERVED in its failure message) into (the value, for `is_plain_literal` and
     the comparison with the original; the literal written in the expected value's place), or
     None where the text is no literal the test can state. `for_instance`, where set, makes the
-    `derive` of one instance (C++: which assertions its answer key holds, the stub's names)."""
+    `derive` of one instance (C++: which assertions its answer key holds, the stub's names).
+    `keyed`: a variant's copy observes its assertions (the answer key's way: C++), so the
+    probes' observations, not their failure messages, are read."""
     derive: Callable[[str, str, random.Random], list[Candidate]]
     read: Callable[[str], tuple[object, str] | None]
     for_instance: InstanceDerive | None = None
+    keyed: bool = False
 
 
 CANDIDATES_PER_TEST = 3  # probes per test (one variant is kept per test)

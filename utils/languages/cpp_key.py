@@ -123,7 +123,7 @@ def candidates(test: str, solution: frozenset[str], only: frozenset[str] | None 
             candidate = _candidate(test, match, statements, solution)
             if candidate is not None:
                 found.append(candidate)
-    found = [candidate for candidate in _numbered(test, found) if only is None or candidate.id in only]
+    found = [candidate for candidate in numbered(test, found) if only is None or candidate.id in only]
     while True:
         kept = _deletions_unused(test, found)
         if len(kept) == len(found):
@@ -131,7 +131,7 @@ def candidates(test: str, solution: frozenset[str], only: frozenset[str] | None 
         found = kept
 
 
-def _numbered(test: str, found: list[Candidate]) -> list[Candidate]:
+def numbered(test: str, found: list[Candidate]) -> list[Candidate]:
     numbered: list[Candidate] = []
     for candidate in found:
         line = f"L{test.count(chr(10), 0, candidate.start) + 1}"
@@ -303,7 +303,7 @@ def _without_comments(text: str) -> str:
 
 # --- the rewrite ------------------------------------------------------------------------
 
-def _blank(text: str) -> str:
+def blank_lines(text: str) -> str:
     """As many newlines as `text` held: the lines after it keep their numbers (ids, compiler
     messages)."""
     return "\n" * text.count("\n")
@@ -324,9 +324,9 @@ def conversion_edits(test: str, chosen: Sequence[Candidate], prefix: str = "") -
     edits = []
     for candidate in chosen:
         statement = test[candidate.start:candidate.end]
-        edits.append((candidate.start, candidate.end, _observation(candidate, prefix).replace("\n", " ") + _blank(statement)))
+        edits.append((candidate.start, candidate.end, _observation(candidate, prefix).replace("\n", " ") + blank_lines(statement)))
     deleted = {span for candidate in chosen for span in candidate.deleted}
-    return edits + [(start, end, _blank(test[start:end])) for start, end in sorted(deleted)]
+    return edits + [(start, end, blank_lines(test[start:end])) for start, end in sorted(deleted)]
 
 
 def _edited(test: str, chosen: Sequence[Candidate], prefix: str = "") -> str:

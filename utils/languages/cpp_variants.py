@@ -298,4 +298,4 @@ def _no_context(source: str, name: str, rng: random.Random) -> list[Candidate]:
     return []
 
 
-DERIVER = VariantDeriver(derive=_no_context, read=read, for_instance=for_instance)
+DERIVER = VariantDeriver(derive=_no_context, read=read, for_instance=for_instance, keyed=True)

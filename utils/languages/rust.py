@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from ..judging import runner_results, tree_facts
@@ -14,7 +15,8 @@ from ..judging.source_policy import (DIRECTIVE, INTROSPECTION, NAME, PROCESS_CON
 from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, Symbol, TestUnit, brace_scopes,
                                 apply_edits, built_point, call_arguments, constant_point, matching_brace,
                                 same_up_to_literals)
-from . import rust_signatures, rust_variants
+from ..judging.answer_key import AnswerKey
+from . import rust_key, rust_signatures, rust_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_is_file
 
 # --- guard ------------------------------------------------------------------------------
@@ -288,6 +290,24 @@ def rename(test: str, name: str, new_name: str) -> str:
     return re.sub(rf"\bfn {re.escape(name)}\(", f"fn {new_name}(", test, count=1)
 
 
+_ANY_ASSERTION = re.compile(r"(?<![\w!:])(?:assert_eq|assert_ne|assert)!\(")
+
+
+def variants_apart_from_key(texts, observation_key):
+    """Rust's variants are copies run in-process (their expected value written in the copy): a
+    test with an assertion the answer key converts gets none when it has another assertion (the
+    copy would carry that one's expected value back into the binary); a test whose one
+    assertion is the variant's carries only the variant's own new value."""
+    keyed: set[str] = set()
+    for path, text in texts.items():
+        lines = {int(i.split(":L", 1)[1].split(".")[0]) for i in observation_key or () if i.startswith(path + ":L")}
+        for unit in find_units(text):
+            first, last = text.count("\n", 0, unit.start) + 1, text.count("\n", 0, unit.end) + 1
+            if any(first <= line <= last for line in lines) and len(_ANY_ASSERTION.findall(text[unit.start:unit.end])) > 1:
+                keyed.add(unit.name)
+    return lambda source, name, rng: [] if name in keyed else rust_variants.derive(source, name, rng)
+
+
 PLANTER = Planter(file_globs=("tests/**.rs",), name_style="snake", find_units=find_units, plant_file=plant_file, leaf=leaf, mutator=Mutator(assertions, rename, literal), scopes=brace_scopes(quotes="\""),
                   fallback_failure=lambda expected, actual: _failure(0, expected).replace(".*", re.escape(str(actual))))
 
@@ -373,6 +393,8 @@ def _use_paths(toks: list[Token]) -> list[str]:
 
 SOURCE_POLICY = SourcePolicy((".rs",), rust_facts, rules(
     ("libtest", TEST_FRAMEWORK, NAME, r"^(::)?test::|(^|::)(libtest|test_main\w*|TestDescAndFn|run_tests_console)$"),
+    # The answer key's observer (utils/languages/rust_key_observe.rs), appended to converted tests.
+    ("answer_key_observer", TEST_FRAMEWORK, NAME, r"(^|::)polyglot_key\w*(::|$)"),
     ("libtest_attributes", TEST_FRAMEWORK, DIRECTIVE, r"^(test_runner|custom_test_frameworks|reexport_test_harness_main)$"),
     ("extern_crate_test", TEST_FRAMEWORK, DIRECTIVE, r"^extern crate test\b"),
     # Linker and loader tricks: constructors in .init_array, exported or replaced symbols.
@@ -411,7 +433,10 @@ LANGUAGE = LanguageSpec(
         "temporary tests/scratch.rs, run `cargo test --offline --test scratch`, then delete it."
     ),
     canaries=PLANTER,
-    variants=rust_variants.DERIVER,
+    variants=replace(rust_variants.DERIVER, for_instance=lambda texts, stubs, key: variants_apart_from_key(texts, key)),
+    # The answer key (docs/answer-key.md, Rust): assertions with a constant expected side are
+    # observed and judged on the host.
+    answer_key=AnswerKey(rust_key.convert, rust_key.error_ids, rust_key.OBSERVATIONS_FILE),
     pin_signatures=pin_signatures,
     signature_marker=rust_signatures.PROBE_MODULE,
     image_recipe="rust",

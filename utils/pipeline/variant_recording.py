@@ -198,7 +198,7 @@ def draw(sandboxes: Sandboxes, image: str, instance: Instance, patch: str, test_
         probes = tuple(candidate.probe(f"{test}#{index}") for test, options in candidates.items()
                        for index, candidate in enumerate(options) if candidate.expected is not None)
         first = _grade(sandboxes, image, instance, tree, patch, probes, test_timeout, observation_key) if probes else None
-        keyed = instance.language_spec.answer_key is not None
+        keyed = instance.language_spec.answer_key is not None and instance.language_spec.variants.keyed
         chosen, reasons = choose(candidates, first.variant_cases if first else {}, instance.language_spec.variants.read,
                                  stated_bound(instance, tree),
                                  (first.variant_observations if first else {}) if keyed else None)
