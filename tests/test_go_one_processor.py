@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,34 @@ def _outcomes(report: str) -> dict[str, str]:
     events = [json.loads(line) for line in report.splitlines() if line.startswith("{")]
     return {event["Test"]: event["Action"] for event in events
             if event.get("Test") and event["Action"] in ("pass", "fail", "skip")}
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    built: object
+    ran: object
+    report: dict[str, bytes]
+    settings: str  # what the build handed the run (polyglot-go-test's settings file)
+    plain: str  # the same package under plain `go test -json` in the same sandbox: the control
+
+
+def _run_probe(provider, language_images, probe: str) -> ProbeRun:
+    """A probe package of FIXTURES graded as grading runs it (built as RUNNER_UID, run as
+    SOLUTION_UID: evaluation_script, run_what_was_built), then under plain `go test`, after
+    the files its graded run may have left (`*-left-behind`) are removed."""
+    script = evaluation_script(GO, None, f"/tmp/report-{probe}")
+    sandboxes = Sandboxes(provider, f"go-{probe}")
+    with sandboxes.start(grading_sandbox_spec(language_images["go"], Limits(), GO), f"go-{probe}") as box:
+        box.put_directory(FIXTURES / probe, "/testbed")
+        box.exec("cp -r /testbed /tmp/plain && chmod 700 /tmp/plain", 30, workdir="/")
+        built = box.exec(script.text, 300, workdir="/testbed")
+        ran = run_what_was_built(box, script, built, 300)
+        report = box.get_files(script.run_report_dir)
+        settings = box.exec(f"cat /tmp/report-{probe}.binary/settings", 30, workdir="/").output
+        box.exec("find /tmp /dev/shm -maxdepth 1 -name '*-left-behind' -delete", 30, workdir="/", uid=SOLUTION_UID)
+        plain = box.exec("go test -count=1 -json ./...", 300, workdir="/tmp/plain")
+    assert built.exit_code == 0, built.output[-2000:]
+    return ProbeRun(built, ran, report, settings, plain.output)
 
 
 def test_the_probe_tears_a_read_and_reads_its_binary_under_go_test_and_neither_as_graded(provider, language_images,
@@ -116,25 +145,15 @@ def test_tests_that_ask_for_threads_run_first_alone_and_nothing_of_them_reaches_
     find the files and run with threads; as graded, the threaded test runs first with its
     threads, only its own events are kept (the forged PASS of a failing test is not), nothing
     it wrote is left, and the others run on one processor."""
-    script = evaluation_script(GO, None, "/tmp/report-threads")
-    sandboxes = Sandboxes(provider, "go-threads")
-    with sandboxes.start(grading_sandbox_spec(language_images["go"], Limits(), GO), "go-threads") as box:
-        box.put_directory(FIXTURES / "threads", "/testbed")
-        box.exec("cp -r /testbed /tmp/plain && chmod 700 /tmp/plain", 30, workdir="/")
-        built = box.exec(script.text, 300, workdir="/testbed")
-        ran = run_what_was_built(box, script, built, 300)
-        report = box.get_files(script.run_report_dir)
-        settings = box.exec("cat /tmp/report-threads.binary/settings", 30, workdir="/")
-        box.exec("rm -f /tmp/threads-left-behind /dev/shm/threads-left-behind", 30, workdir="/", uid=SOLUTION_UID)
-        plain = box.exec("go test -count=1 -json ./...", 300, workdir="/tmp/plain")
-    assert settings.output.splitlines()[2:] == ["split", "TestThreads"], settings.output
-    assert _outcomes(plain.output)["TestNothingLeftBehind"] == "fail", plain.output[-2000:]
-    assert _outcomes(plain.output)["TestOneProcessor"] == "fail", plain.output[-2000:]
-    assert built.exit_code == 0, built.output[-2000:]
+    probe = _run_probe(provider, language_images, "threads")
+    assert probe.settings.splitlines()[2:] == ["split", "TestThreads"], probe.settings
+    assert _outcomes(probe.plain)["TestNothingLeftBehind"] == "fail", probe.plain[-2000:]
+    assert _outcomes(probe.plain)["TestOneProcessor"] == "fail", probe.plain[-2000:]
+    report = probe.report
     graded = {**_outcomes(report["go-test.json"].decode()), **_outcomes(report["go-threads.json"].decode())}
     assert graded == {"TestThreads": "pass", "TestOneProcessor": "pass", "TestNothingLeftBehind": "pass",
-                      "TestFailsForReal": "fail"}, ran.output[-3000:]
-    assert ran.exit_code != 0  # a test failed
+                      "TestFailsForReal": "fail"}, probe.ran.output[-3000:]
+    assert probe.ran.exit_code != 0  # a test failed
     assert all('"Test":"TestThreads"' in line for line in report["go-threads.json"].decode().splitlines())
 
 
@@ -146,17 +165,10 @@ def test_a_report_the_test_process_left_unwritable_is_replaced_by_the_real_one(p
     written here does the same (in a subdirectory too, which the parser would also read); the
     runner now removes the directory after the binary ended and makes it afresh: the report is
     the real one, where the test failed."""
-    script = evaluation_script(GO, None, "/tmp/report-keeper")
-    sandboxes = Sandboxes(provider, "go-keeper")
-    with sandboxes.start(grading_sandbox_spec(language_images["go"], Limits(), GO), "go-keeper") as box:
-        box.put_directory(FIXTURES / "report_keeper", "/testbed")
-        built = box.exec(script.text, 300, workdir="/testbed")
-        ran = run_what_was_built(box, script, built, 300)
-        kept = box.exec(f"find {script.run_report_dir} -printf '%P %m\\n'", 30, workdir="/", uid=SOLUTION_UID)
-        report = box.get_files(script.run_report_dir)
-    assert built.exit_code == 0, built.output[-2000:]
-    assert sorted(report) == ["go-test.json"], (sorted(report), kept.output, ran.output[-2000:])
-    assert _outcomes(report["go-test.json"].decode()) == {"TestKeepsItsReport": "fail"}, ran.output[-2000:]
+    probe = _run_probe(provider, language_images, "report_keeper")
+    report = probe.report
+    assert sorted(report) == ["go-test.json"], (sorted(report), probe.ran.output[-2000:])
+    assert _outcomes(report["go-test.json"].decode()) == {"TestKeepsItsReport": "fail"}, probe.ran.output[-2000:]
     assert "fails for real" in report["go-test.json"].decode()
 
 
@@ -175,17 +187,8 @@ def test_the_test_process_reaches_no_descriptor_of_the_run_or_of_test2json(provi
     processes are not dumpable. A probe written here lists the ancestors whose descriptors it
     can open: under plain `go test` (the control) its parent's; as graded, neither the run's
     nor test2json's."""
-    script = evaluation_script(GO, None, "/tmp/report-descriptors")
-    sandboxes = Sandboxes(provider, "go-descriptors")
-    with sandboxes.start(grading_sandbox_spec(language_images["go"], Limits(), GO), "go-descriptors") as box:
-        box.put_directory(FIXTURES / "descriptors", "/testbed")
-        box.exec("cp -r /testbed /tmp/plain && chmod 700 /tmp/plain", 30, workdir="/")
-        built = box.exec(script.text, 300, workdir="/testbed")
-        ran = run_what_was_built(box, script, built, 300)
-        report = box.get_files(script.run_report_dir)
-        plain = box.exec("go test -count=1 -json ./...", 300, workdir="/tmp/plain")
-    assert built.exit_code == 0, built.output[-2000:]
-    assert _reached(plain.output), plain.output[-2000:]
-    graded = _reached(report["go-test.json"].decode())
+    probe = _run_probe(provider, language_images, "descriptors")
+    assert _reached(probe.plain), probe.plain[-2000:]
+    graded = _reached(probe.report["go-test.json"].decode())
     assert not [name for name in graded if name.startswith(("polyglot-go-run", "polyglot-test2", "test2json"))], \
-        (graded, ran.output[-2000:])
+        (graded, probe.ran.output[-2000:])
