@@ -532,6 +532,8 @@ SOURCE_POLICY = SourcePolicy((".go",), go_facts, rules(
 
 # --- the language -----------------------------------------------------------------------
 
+BINARY_DIR = "{report_dir}.binary"  # beside the build's report directory, RUNNER_UID's (mode 0711)
+
 LANGUAGE = LanguageSpec(
     name="go",
     display_name="Go",
@@ -549,9 +551,10 @@ LANGUAGE = LanguageSpec(
     artifact_globs=COMMON_ARTIFACTS + ("**/*.test", "**/*.out"),
     unskip_globs=(),
     unskip=no_unskip,
-    test_command="polyglot-go-test {report_dir}",
-    # The binary runs as another uid, which may execute it and never read it (polyglot-go-run).
-    run_command="polyglot-go-run {report_dir} {build_report_dir}.binary",
+    # The build hands the binary over in BINARY_DIR; the binary runs as another uid, which may
+    # execute it and never read it (polyglot-go-run). The directory is named here only.
+    test_command=f"polyglot-go-test {{report_dir}} {BINARY_DIR}",
+    run_command=f"polyglot-go-run {{report_dir}} {BINARY_DIR.replace('report_dir', 'build_report_dir')}",
     parse_results=runner_results.parse_go_test_json,
     # go test runs only *_test.go files, hidden files a patch cannot add (a TestX in a
     # solution file, as in go__counter's reference, is an ordinary function); the report
