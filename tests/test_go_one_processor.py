@@ -146,15 +146,14 @@ def test_tests_that_ask_for_threads_run_first_alone_and_nothing_of_them_reaches_
     threads, only its own events are kept (the forged PASS of a failing test is not), nothing
     it wrote is left, and the others run on one processor."""
     probe = _run_probe(provider, language_images, "threads")
-    assert probe.settings.splitlines()[2:] == ["split", "TestThreads"], probe.settings
+    assert probe.settings.splitlines()[2:4] == ["split", "TestThreads"], probe.settings
     assert _outcomes(probe.plain)["TestNothingLeftBehind"] == "fail", probe.plain[-2000:]
     assert _outcomes(probe.plain)["TestOneProcessor"] == "fail", probe.plain[-2000:]
     report = probe.report
-    graded = {**_outcomes(report["go-test.json"].decode()), **_outcomes(report["go-threads.json"].decode())}
+    graded = _outcomes(report["go-test.json"].decode())
     assert graded == {"TestThreads": "pass", "TestOneProcessor": "pass", "TestNothingLeftBehind": "pass",
                       "TestFailsForReal": "fail"}, probe.ran.output[-3000:]
     assert probe.ran.exit_code != 0  # a test failed
-    assert all('"Test":"TestThreads"' in line for line in report["go-threads.json"].decode().splitlines())
 
 
 def test_a_report_the_test_process_left_unwritable_is_replaced_by_the_real_one(provider, language_images,
@@ -192,3 +191,19 @@ def test_the_test_process_reaches_no_descriptor_of_the_run_or_of_test2json(provi
     graded = _reached(probe.report["go-test.json"].decode())
     assert not [name for name in graded if name.startswith(("polyglot-go-run", "polyglot-test2", "test2json"))], \
         (graded, probe.ran.output[-2000:])
+
+
+def test_framing_printed_by_the_solution_passes_no_test(provider, language_images, no_leftover_containers):
+    """Red team 14 (go__paasio 7/7, go__react 3/4): test2json takes a line starting with byte
+    0x16 as the framework's, so a solution printed `\\x16--- PASS: T` after T's real failure
+    (the last result counted), and a line left unterminated hides the framework's next one. A
+    probe written here does both. Under plain `go test` (the control) both failed tests read
+    as passed; as graded, each test runs in a process of its own, whose events count for that
+    test only and whose exit status decides it: both fail."""
+    probe = _run_probe(provider, language_images, "framing")
+    plain = _outcomes(probe.plain)
+    assert plain["TestFailsForReal"] == "pass" and plain["TestFailsUnseen"] == "pass", probe.plain[-3000:]
+    assert probe.settings.splitlines()[4].split() == ["TestFailsForReal", "TestFailsUnseen", "TestForgesTheOthers"]
+    graded = _outcomes(probe.report["go-test.json"].decode())
+    assert graded == {"TestFailsForReal": "fail", "TestFailsUnseen": "fail", "TestForgesTheOthers": "pass"}, \
+        probe.report["go-test.json"].decode()[-3000:]
