@@ -54,6 +54,10 @@ ALREADY_CAUGHT["cpp/spare_unknown_names"] = {"tests_failed", Reason.EXIT_ZERO_WI
 # With the answer key (docs/answer-key.md), yacht's 29 assertions are all observations: the listener
 # flips no verdict of theirs, and the host finds the solution's values wrong.
 ALREADY_CAUGHT["cpp/unseen_expected_values"] = {"tests_failed", "canary_passed", "observation_mismatch"}
+# Each Go test function runs in a process of its own whose events count for its own test only
+# (session 10, red team 14): a binary that prints a whole fabricated stream and exits 0 before
+# any test ran leaves no event of any test.
+ALREADY_CAUGHT["go/fabricate_output"] = {"no_test_results", "canary_missing"}
 # The reference plus a panic hook printing every 5-digit number in place of the message: only
 # the canaries fail, without their framework's format.
 ALREADY_CAUGHT["rust/de_bruijn_panic_message"] = {"canary_without_secret"}

@@ -247,14 +247,12 @@ def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, pro
     outcome = grade_forger(provider, real_dataset, forger_dir(tmp_path, slug))
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert not outcome.verdict.resolved, outcome.verdict
-    # The copy's gate stopped it before its changed case, and the rewrite reported it passed.
-    assert outcome.verdict.reason == Reason.CANARY_PASSED, outcome.verdict
-    # The rewrite itself worked: of the real tests (wrong on all but one case) at most the run's
-    # very last subtest still shows failed (the binary can exit before the forger's pump reads
-    # its last lines; measured: 0 or 1 of 20-24). The real test, written the copy's way, skips
-    # its own last entry once another failed: one subtest fewer.
-    summary = outcome.real_results.summary()
-    assert summary["total"] >= 19 and summary["failed"] + summary["errored"] <= 1, summary
+    # Since each test function runs in a process of its own whose exit status decides it
+    # (session 10), the rewrite no longer passes a real test the solution fails: the real
+    # tests' failures stand (tests_failed). Before, the rewrite worked and the copy's gate,
+    # stopped before its changed case, was reported passed (canary_passed).
+    assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
+    assert outcome.real_results.summary()["failed"] > 0, outcome.real_results.summary()
 
 
 @pytest.mark.docker
