@@ -20,6 +20,10 @@ NOISY_REFERENCE = Path(__file__).resolve().parent / "fixtures" / "canary_fidelit
 
 
 def test_a_correct_solution_printing_every_five_digit_number_still_resolves(provider, real_dataset):
-    outcome = grade_forger(provider, real_dataset, NOISY_REFERENCE)
+    # The canaries' messages on their own: rust__acronym's assertions all go to Rust's answer key
+    # (session 10), which leaves only fallback canaries; without the key they are mutated copies.
+    outcome = grade_forger(provider, real_dataset, NOISY_REFERENCE, key=False)
     assert outcome.canaries and all(canary.mutation for canary in outcome.canaries)
     assert outcome.verdict.resolved, outcome.verdict
+    keyed = grade_forger(provider, real_dataset, NOISY_REFERENCE)
+    assert keyed.converted and keyed.verdict.resolved, keyed.verdict

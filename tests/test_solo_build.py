@@ -34,8 +34,11 @@ IDS = [f"{path.parent.name}/{path.name}" for path in ATTACKERS]
 
 
 def grade(provider, dataset: Path, forger_dir: Path):
+    """The layer on its own: without Rust's answer key (session 10), whose rewritten test file
+    no longer compiles inside the library an attacker includes it into (still unresolved, as
+    build_or_run_failed) and whose observations, not libtest, fail a control's wrong answers."""
     meta = json.loads((forger_dir / "forger.json").read_text())
-    return meta, grade_forger(provider, dataset, forger_dir, source_policy=meta["source_policy"])
+    return meta, grade_forger(provider, dataset, forger_dir, source_policy=meta["source_policy"], key=False)
 
 
 @pytest.mark.parametrize("attacker", ATTACKERS, ids=IDS)
