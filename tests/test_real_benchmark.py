@@ -72,11 +72,10 @@ def instances(real_dataset):
 
 
 def gate_run(dataset: Path, output_dir: Path, name: str, agent: str,
-             instance_ids: list[str] | None = None) -> tuple[RunOutcome, float]:
+             instance_ids: list[str]) -> tuple[RunOutcome, float]:
     started = time.monotonic()
-    selection = {"instance_ids": instance_ids} if instance_ids else {"subset": "full"}
     outcome = harness(dataset=dataset, output_dir=output_dir, agent=agent, model_name_or_path=name,
-                      max_workers=WORKERS, progress=False, **selection)
+                      max_workers=WORKERS, progress=False, instance_ids=instance_ids)
     seconds = time.monotonic() - started
     print(f"gate: {name} run over {len(outcome.results)} instances in {seconds:.0f}s")
     return outcome, seconds
