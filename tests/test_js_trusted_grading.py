@@ -90,3 +90,24 @@ def test_the_bridge_call_timeout_fits_inside_jests_test_timeout():
     call_ms = int(re.search(r"POLYGLOT_BRIDGE_CALL_TIMEOUT_MS\) \|\| (\d+);", trusted_js).group(1))
     jest_ms = int(re.search(r"--testTimeout=(\d+)", runner).group(1))
     assert int(SHORT_CALL_TIMEOUT_MS) < call_ms < jest_ms, (call_ms, jest_ms)
+
+
+TURN_TIMERS = Path(__file__).resolve().parent / "fixtures" / "turn_timers" / "promises_slow_answers"
+
+
+@pytest.mark.docker
+def test_the_specs_timers_keep_one_processs_order_however_slow_the_answers(provider, real_dataset, monkeypatch):
+    """A correct solution must resolve whatever a round trip between the test and solution
+    processes costs (the CI run of 65d422b: javascript__promises' canaried reference run failed
+    `race` on a busy machine, and preparation recorded it without canaries). The spec's timers
+    count from the start of the turn that set them (polyglot-bridge/turn-timers.js); with Node's
+    own, the same solution's slow answers let the 20 ms timer fire before the 0 ms one."""
+    outcome = grade_forger(provider, real_dataset, TURN_TIMERS)
+    assert outcome.isolation == "trusted_process"
+    assert outcome.verdict.resolved, outcome.verdict
+    spec = LANGUAGES["javascript"]
+    monkeypatch.setitem(LANGUAGES, "javascript", dataclasses.replace(spec, image_cache_env=spec.image_cache_env + (
+        ("POLYGLOT_BRIDGE_NODE_TIMERS", "1"),)))
+    control = grade_forger(provider, real_dataset, TURN_TIMERS)
+    failed = {case.name.rsplit(" race ", 1)[-1] for case in control.real_results.cases if case.outcome != "passed"}
+    assert "resolves with value of the fastest successful promise" in failed, failed
