@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, selected
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.outcomes import Isolation, Reason
 
@@ -70,8 +70,15 @@ def test_every_language_has_forgers_of_each_class(language: str):
     assert len(names) >= 3, (language, names)
 
 
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset):
+    with graded_ahead(provider, real_dataset, selected(request, {
+            "test_forged_verdict_is_unresolved_with_a_forgery_reason": lambda p: [(p["forger"], {})]})):
+        yield
+
+
 @pytest.mark.parametrize("forger", FORGERS, ids=[f"{p.parent.name}/{p.name}" for p in FORGERS])
-def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, provider, real_dataset):
+def test_forged_verdict_is_unresolved_with_a_forgery_reason(forger: Path, provider, real_dataset, ahead):
     meta = json.loads((forger / "forger.json").read_text())
     outcome = grade_forger(provider, real_dataset, forger)
     key = f"{forger.parent.name}/{forger.name}"

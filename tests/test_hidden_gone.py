@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, selected
 from polyglot_harness.utils.languages import LANGUAGES
 
 pytestmark = pytest.mark.docker
@@ -38,8 +38,24 @@ ATTACKERS = sorted(path.parent for path in ATTACKERS_DIR.glob("*/*/forger.json")
 LAUNCHER_LANGUAGES = ("go", "rust", "java", "cpp", "python", "javascript")
 
 
+IN_PROCESS = (("trusted", None),)
+PLAIN_PYTEST = LANGUAGES["python"].test_command.replace("polyglot-python-test ", "python3 -m pytest ", 1)
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset):
+    starts_program = ATTACKERS_DIR / "python" / "starts_program"
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_attacker_finds_no_hidden_source_and_cannot_exec": lambda p: [(p["attacker"], {})],
+        "test_python_in_process_runs_pytest_under_the_launcher": lambda p: [
+            (starts_program, {"spec_changes": IN_PROCESS}),
+            (starts_program, {"spec_changes": IN_PROCESS + (("test_command", PLAIN_PYTEST),)})],
+    })):
+        yield
+
+
 @pytest.mark.parametrize("attacker", ATTACKERS, ids=[f"{p.parent.name}/{p.name}" for p in ATTACKERS])
-def test_attacker_finds_no_hidden_source_and_cannot_exec(attacker: Path, provider, real_dataset):
+def test_attacker_finds_no_hidden_source_and_cannot_exec(attacker: Path, provider, real_dataset, ahead):
     meta = json.loads((attacker / "forger.json").read_text())
     outcome = grade_forger(provider, real_dataset, attacker)
     key = f"{attacker.parent.name}/{attacker.name}"
@@ -99,17 +115,13 @@ def test_a_solution_that_starts_programs_resolves_only_without_the_launcher(lang
     assert outcome.isolation == "trusted_process" and outcome.verdict.resolved, outcome.verdict
 
 
-def test_python_in_process_runs_pytest_under_the_launcher(provider, real_dataset, monkeypatch):
+def test_python_in_process_runs_pytest_under_the_launcher(provider, real_dataset, ahead):
     """An exercise kept in process (python__paasio) or grading with the trusted process off: the
     solution shares pytest's process, which the launcher starts; with plain pytest it resolves."""
     attacker = ATTACKERS_DIR / "python" / "starts_program"
-    spec = LANGUAGES["python"]
-    monkeypatch.setitem(LANGUAGES, "python", dataclasses.replace(spec, trusted=None))
-    outcome = grade_forger(provider, real_dataset, attacker)
+    outcome = grade_forger(provider, real_dataset, attacker, spec_changes=IN_PROCESS)
     assert outcome.isolation == "in_process" and not outcome.verdict.resolved, outcome.verdict
     assert "Operation not permitted" in outcome.exec_result.output, outcome.exec_result.output[-2000:]
-    plain = spec.test_command.replace("polyglot-python-test ", "python3 -m pytest ", 1)
-    assert plain != spec.test_command
-    monkeypatch.setitem(LANGUAGES, "python", dataclasses.replace(spec, trusted=None, test_command=plain))
-    outcome = grade_forger(provider, real_dataset, attacker)
+    assert PLAIN_PYTEST != LANGUAGES["python"].test_command
+    outcome = grade_forger(provider, real_dataset, attacker, spec_changes=IN_PROCESS + (("test_command", PLAIN_PYTEST),))
     assert outcome.isolation == "in_process" and outcome.verdict.resolved, outcome.verdict

@@ -12,14 +12,13 @@ graded in the trusted process every one must end unresolved.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, selected
 from polyglot_harness.utils.languages import LANGUAGES
 from polyglot_harness.utils.languages import javascript as javascript_module
 
@@ -40,14 +39,31 @@ SHORT_CALL_TIMEOUT_MS = "5000"
 BRIDGE = Path(__file__).resolve().parent.parent / "docker" / "javascript"
 
 
+IN_PROCESS = {"canaries": False, "spec_changes": (("trusted", None),)}
+TURN_TIMERS = Path(__file__).resolve().parent / "fixtures" / "turn_timers" / "promises_slow_answers"
+NODE_TIMERS = {"environment": (("POLYGLOT_BRIDGE_NODE_TIMERS", "1"),)}
+
+
+def trusted_options(attacker: Path) -> dict:
+    return {"environment": (("POLYGLOT_BRIDGE_CALL_TIMEOUT_MS", SHORT_CALL_TIMEOUT_MS),)} \
+        if meta(attacker)["class"] == "never_answers" else {}
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_attacker_is_unresolved_in_the_trusted_process": lambda p: [(p["attacker"], trusted_options(p["attacker"]))],
+        "test_attacker_resolves_when_graded_in_process": lambda p: [(p["attacker"], IN_PROCESS)],
+        "test_the_specs_timers_keep_one_processs_order_however_slow_the_answers":
+            lambda p: [(TURN_TIMERS, {}), (TURN_TIMERS, NODE_TIMERS)],
+    })):
+        yield
+
+
 @pytest.mark.docker
 @pytest.mark.parametrize("attacker", ATTACKERS, ids=IDS)
-def test_attacker_is_unresolved_in_the_trusted_process(attacker: Path, provider, real_dataset, monkeypatch):
-    if meta(attacker)["class"] == "never_answers":
-        spec = LANGUAGES["javascript"]
-        monkeypatch.setitem(LANGUAGES, "javascript", dataclasses.replace(spec, image_cache_env=spec.image_cache_env + (
-            ("POLYGLOT_BRIDGE_CALL_TIMEOUT_MS", SHORT_CALL_TIMEOUT_MS),)))
-    outcome = grade_forger(provider, real_dataset, attacker)
+def test_attacker_is_unresolved_in_the_trusted_process(attacker: Path, provider, real_dataset, ahead):
+    outcome = grade_forger(provider, real_dataset, attacker, **trusted_options(attacker))
     assert outcome.isolation == "trusted_process", outcome.isolation
     assert not outcome.verdict.resolved, f"{attacker.name} ({meta(attacker)['description']}) was graded resolved"
     assert outcome.exec_result is not None and not outcome.exec_result.timed_out, "the tests must fail, not hang"
@@ -56,12 +72,11 @@ def test_attacker_is_unresolved_in_the_trusted_process(attacker: Path, provider,
 @pytest.mark.docker
 @pytest.mark.parametrize("attacker", [a for a in ATTACKERS if meta(a)["resolves_in_process"]],
                          ids=[a.name for a in ATTACKERS if meta(a)["resolves_in_process"]])
-def test_attacker_resolves_when_graded_in_process(attacker: Path, provider, real_dataset, monkeypatch):
+def test_attacker_resolves_when_graded_in_process(attacker: Path, provider, real_dataset, ahead):
     """The negative control: the same files beat in-process grading when no canary is planted, so
     the trusted process is what stops them (with canaries, the mutated copies of real tests catch
     some of them in process too: a separate layer, tested in tests/test_forgery.py)."""
-    monkeypatch.setitem(LANGUAGES, "javascript", dataclasses.replace(LANGUAGES["javascript"], trusted=None))
-    outcome = grade_forger(provider, real_dataset, attacker, canaries=False)
+    outcome = grade_forger(provider, real_dataset, attacker, **IN_PROCESS)
     assert outcome.isolation == "in_process"
     assert outcome.verdict.resolved, (attacker.name, outcome.verdict)
 
@@ -92,11 +107,8 @@ def test_the_bridge_call_timeout_fits_inside_jests_test_timeout():
     assert int(SHORT_CALL_TIMEOUT_MS) < call_ms < jest_ms, (call_ms, jest_ms)
 
 
-TURN_TIMERS = Path(__file__).resolve().parent / "fixtures" / "turn_timers" / "promises_slow_answers"
-
-
 @pytest.mark.docker
-def test_the_specs_timers_keep_one_processs_order_however_slow_the_answers(provider, real_dataset, monkeypatch):
+def test_the_specs_timers_keep_one_processs_order_however_slow_the_answers(provider, real_dataset, ahead):
     """A correct solution must resolve whatever a round trip between the test and solution
     processes costs (the CI run of 65d422b: javascript__promises' canaried reference run failed
     `race` on a busy machine, and preparation recorded it without canaries). The spec's timers
@@ -105,9 +117,6 @@ def test_the_specs_timers_keep_one_processs_order_however_slow_the_answers(provi
     outcome = grade_forger(provider, real_dataset, TURN_TIMERS)
     assert outcome.isolation == "trusted_process"
     assert outcome.verdict.resolved, outcome.verdict
-    spec = LANGUAGES["javascript"]
-    monkeypatch.setitem(LANGUAGES, "javascript", dataclasses.replace(spec, image_cache_env=spec.image_cache_env + (
-        ("POLYGLOT_BRIDGE_NODE_TIMERS", "1"),)))
-    control = grade_forger(provider, real_dataset, TURN_TIMERS)
+    control = grade_forger(provider, real_dataset, TURN_TIMERS, **NODE_TIMERS)
     failed = {case.name.rsplit(" race ", 1)[-1] for case in control.real_results.cases if case.outcome != "passed"}
     assert "resolves with value of the fastest successful promise" in failed, failed

@@ -15,12 +15,11 @@ gets it.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, reference_copy, selected
 from polyglot_harness.utils.languages import java_signatures, rust_signatures
 from polyglot_harness.utils.outcomes import Reason
 
@@ -195,11 +194,33 @@ def test_java_a_solution_type_named_like_a_name_the_probe_resolves_is_a_conflict
     assert java_signatures.conflicts([stub], [], [honest, "class String {}"]) == ()  # nothing pinned, nothing resolved
 
 
+PINNED = {"reference": True, "key": False}
+UNPINNED = {"key": False}
+
+
+@pytest.fixture(scope="module")
+def controls(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("signature-pin-controls")
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset, controls):
+    def control(attack: Path) -> Path:
+        return reference_copy(controls, real_dataset, json.loads((attack / "forger.json").read_text()))
+
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_a_solution_that_changes_a_stub_signature_does_not_build": lambda p: [(p["attack"], PINNED)],
+        "test_without_the_pins_the_checker_resolves": lambda p: [(p["attack"], UNPINNED)],
+        "test_the_reference_with_its_signatures_pinned_resolves": lambda p: [(control(p["attack"]), PINNED)],
+    })):
+        yield
+
+
 @pytest.mark.docker
 @pytest.mark.parametrize("attack", PINNED_ATTACKS + RETYPED, ids=[p.name for p in PINNED_ATTACKS + RETYPED])
-def test_a_solution_that_changes_a_stub_signature_does_not_build(attack: Path, provider, real_dataset):
+def test_a_solution_that_changes_a_stub_signature_does_not_build(attack: Path, provider, real_dataset, ahead):
     meta = json.loads((attack / "forger.json").read_text())
-    outcome = grade_forger(provider, real_dataset, attack, reference=True, key=False)
+    outcome = grade_forger(provider, real_dataset, attack, **PINNED)
     assert not outcome.verdict.resolved, outcome.verdict
     assert outcome.verdict.reason == Reason.SIGNATURE_CHANGED, (meta["instance_id"], outcome.verdict)
     assert ("no longer has the stub's signature" in outcome.verdict.detail
@@ -208,19 +229,16 @@ def test_a_solution_that_changes_a_stub_signature_does_not_build(attack: Path, p
 
 @pytest.mark.docker
 @pytest.mark.parametrize("attack", PINNED_ATTACKS, ids=[p.name for p in PINNED_ATTACKS])
-def test_without_the_pins_the_checker_resolves(attack: Path, provider, real_dataset):
+def test_without_the_pins_the_checker_resolves(attack: Path, provider, real_dataset, ahead):
     """The negative control: the same files, graded without the reference (nothing pinned),
     resolve: no canary tells a checker of right answers from a solver."""
-    outcome = grade_forger(provider, real_dataset, attack, key=False)
+    outcome = grade_forger(provider, real_dataset, attack, **UNPINNED)
     assert outcome.verdict.resolved, outcome.verdict
 
 
 @pytest.mark.docker
 @pytest.mark.parametrize("attack", PINNED_ATTACKS, ids=[p.name for p in PINNED_ATTACKS])
-def test_the_reference_with_its_signatures_pinned_resolves(attack: Path, provider, real_dataset, tmp_path):
-    meta = json.loads((attack / "forger.json").read_text())
-    control = tmp_path / "control"
-    shutil.copytree(real_dataset / "references" / meta["instance_id"], control / "files")
-    (control / "forger.json").write_text(json.dumps(meta))
-    outcome = grade_forger(provider, real_dataset, control, reference=True, key=False)
+def test_the_reference_with_its_signatures_pinned_resolves(attack: Path, provider, real_dataset, controls, ahead):
+    control = reference_copy(controls, real_dataset, json.loads((attack / "forger.json").read_text()))
+    outcome = grade_forger(provider, real_dataset, control, **PINNED)
     assert outcome.verdict.resolved, outcome.verdict

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, reference_copy, selected
 from polyglot_harness.utils.judging.canaries import Symbol, _first_assertion, plant, symbol_value
 from polyglot_harness.utils.languages import cpp, java, rust
 from polyglot_harness.utils.languages.spec import matches_any
@@ -150,16 +150,36 @@ def test_a_reader_choosing_the_real_test_by_where_its_value_appears_wins_a_coin(
 
 # --- an always-equal type through the real pipeline (Docker) ---------------------------------
 
+# The canaries on their own: C++'s answer key off (with it, cpp__perfect-numbers' assertions
+# are all converted and the key catches the attack: tests/test_cpp_key_grading.py).
+KEY_OFF = {"key": False}
+
+
+@pytest.fixture(scope="module")
+def controls(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("always-equal-controls")
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset, controls):
+    def control(attack: Path) -> Path:
+        return reference_copy(controls, real_dataset, json.loads((attack / "forger.json").read_text()))
+
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_an_always_equal_type_passes_its_copy_and_is_caught": lambda p: [(p["attack"], KEY_OFF)],
+        "test_the_reference_with_the_same_canaries_resolves": lambda p: [(control(p["attack"]), KEY_OFF)],
+    })):
+        yield
+
+
 @pytest.mark.docker
 @pytest.mark.parametrize("attack", ATTACKS, ids=[f"{p.parent.name}/{p.name}" for p in ATTACKS])
-def test_an_always_equal_type_passes_its_copy_and_is_caught(attack: Path, provider, real_dataset):
+def test_an_always_equal_type_passes_its_copy_and_is_caught(attack: Path, provider, real_dataset, ahead):
     """cpp__perfect-numbers and rust__two-bucket resolved before issue 32 (every canary a
     fallback; measured with the former planter). java__connect's Winner is an editor file:
     replacing it is dropped, so there the real tests fail as well."""
     meta = json.loads((attack / "forger.json").read_text())
-    # The canaries on their own: C++'s answer key off (with it, cpp__perfect-numbers' assertions
-    # are all converted and the key catches the attack: tests/test_cpp_key_grading.py).
-    outcome = grade_forger(provider, real_dataset, attack, key=False)
+    outcome = grade_forger(provider, real_dataset, attack, **KEY_OFF)
     assert any(canary.mutation for canary in outcome.canaries), meta["instance_id"]
     assert not outcome.verdict.resolved, outcome.verdict
     if meta.get("expect") == "provided_type":
@@ -171,12 +191,10 @@ def test_an_always_equal_type_passes_its_copy_and_is_caught(attack: Path, provid
 
 @pytest.mark.docker
 @pytest.mark.parametrize("attack", ATTACKS, ids=[f"{p.parent.name}/{p.name}" for p in ATTACKS])
-def test_the_reference_with_the_same_canaries_resolves(attack: Path, provider, real_dataset, tmp_path):
+def test_the_reference_with_the_same_canaries_resolves(attack: Path, provider, real_dataset, controls, ahead):
     """Control: the instance's reference solution, graded the same way, resolves."""
     meta = json.loads((attack / "forger.json").read_text())
-    control = tmp_path / "control"
-    shutil.copytree(real_dataset / "references" / meta["instance_id"], control / "files")
-    (control / "forger.json").write_text(json.dumps(meta))
-    outcome = grade_forger(provider, real_dataset, control, key=False)  # as the attack runs
+    control = reference_copy(controls, real_dataset, meta)
+    outcome = grade_forger(provider, real_dataset, control, **KEY_OFF)  # as the attack runs
     assert any(canary.mutation for canary in outcome.canaries), meta["instance_id"]
     assert outcome.verdict.resolved, outcome.verdict
