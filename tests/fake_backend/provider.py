@@ -23,6 +23,7 @@ import subprocess
 import tarfile
 import tempfile
 import threading
+import weakref
 import time
 from pathlib import Path
 
@@ -193,6 +194,8 @@ class FakeProvider:
     def __init__(self, base: Path | None = None) -> None:
         self.base = base or Path(tempfile.mkdtemp(prefix="polyglot-fake-backend-"))
         self.base.chmod(0o755)
+        if base is None:  # its own directory goes with it, whoever forgot remove() (no /tmp litter)
+            weakref.finalize(self, shutil.rmtree, str(self.base), True)
         self._open: dict[str, list[FakeSandbox]] = {}
         self._lock = threading.Lock()
 
