@@ -352,3 +352,67 @@ def test_a_second_try_is_never_shown_the_variants_of_the_first(sample_dataset, t
     assert [value for value in values if value in feedback] == [], feedback
     shown = {line.strip().lstrip(">").strip() for line in feedback.splitlines() if "assertEqual(" in line}
     assert shown and all(line in PYTHON_TESTS for line in shown), shown
+
+
+def test_a_mutated_copys_failure_section_is_left_out_of_the_feedback(tmp_path):
+    """A copy's failure shows values that are not upstream's: unittest's `Lists differ` and its
+    diff are no single line the copy's failure pattern catches, and once the names are mapped
+    back they read as the real test failing with another expected value (closing note of
+    session 10). Real planting on the sample's tests, a real pytest run of a wrong solution:
+    the copies' sections and summary lines are gone, the real tests' failures stay."""
+    from polyglot_harness.utils.judging.canaries import plant
+    from polyglot_harness.utils.languages import matches_any
+
+    (tmp_path / "running_total_test.py").write_text(PYTHON_TESTS)
+    (tmp_path / "running_total.py").write_text(
+        "def running_total(numbers):\n    return [n + 1 for n in numbers]\n\n\n"
+        "def first_over(numbers, threshold):\n    return -1\n")
+    canaries = plant(tmp_path, PYTHON_PLANTER, matches_any, None, None)
+    copies = [canary for canary in canaries if canary.mutation is not None]
+    assert copies, "the sample's tests have mutable assertions"
+    output = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-o", "addopts=",
+                             "running_total_test.py"], cwd=tmp_path, capture_output=True, text=True).stdout
+    section = re.compile(r"^_{3,} RunningTotalTest\.(\w+) _{3,}$", re.M)
+    assert len(section.findall(output)) == len(canaries) + len(copies)  # each real test, each copy
+    failed = tuple(f"running_total_test.py::RunningTotalTest::{canary.source}" for canary in canaries)
+    verdict = TryVerdict(1, "unresolved", "tests_failed", "failed", failed, 6)
+
+    text = make_feedback(verdict, output, canaries, {"running_total_test.py": PYTHON_TESTS}, PYTHON_PLANTER)
+
+    assert sorted(section.findall(text)) == sorted(canary.source for canary in canaries), text  # once each
+    assert not [canary.name for canary in copies if canary.name in text]
+    assert not [line for line in text.splitlines() for canary in copies
+                if len(canary.mutation.literal) > 2 and line.rstrip().endswith(canary.mutation.literal)], text
+    assert "Lists differ" in text  # the real tests' own failures stay
+    assert len(re.findall(r"^FAILED ", text, re.M)) == len(canaries)
+
+
+def test_jest_feedback_leaves_out_the_copies_sections_and_survives_their_multiline_patterns(tmp_path):
+    """jest's failure of a copy comparing arrays is a multi-line diff whose pattern holds a
+    group across lines (`(?:.*\\n)*?`): splitting it line by line made an unbalanced regex and
+    the feedback raised (any `--tries 2` run of such an instance). Real planting on the clamp-list
+    sample; the output in jest's own format (`● describe › title` sections, the summary)."""
+    from polyglot_harness.utils.judging.canaries import plant
+    from polyglot_harness.utils.languages import matches_any
+    from polyglot_harness.utils.languages.javascript import unskip_javascript
+
+    sample = SAMPLES / "javascript" / "exercises" / "practice" / "clamp-list" / "clamp-list.spec.js"
+    pristine = unskip_javascript(sample.read_text())
+    (tmp_path / "clamp-list.spec.js").write_text(pristine)
+    canaries = plant(tmp_path, JS_PLANTER, matches_any, None, None)
+    copies = [canary for canary in canaries if canary.mutation is not None]
+    assert copies and any("(?:" in canary.mutation.failure for canary in copies)
+
+    def section(name: str, value: str) -> str:
+        return (f"  ● Clamp List › {name}\n\n    expect(received).toEqual(expected) // deep equality\n\n"
+                f"    - Expected  - 1\n    + Received  + 1\n\n      Array [\n    -   {value},\n    +   1,\n      ]\n\n")
+    output = ("".join(section(canary.hidden_name, "REAL") for canary in canaries)
+              + "".join(section(canary.name, "COPY") for canary in copies)
+              + f"Tests:       {len(canaries) + len(copies)} failed, {len(canaries) + len(copies)} total\n")
+    verdict = TryVerdict(1, "unresolved", "tests_failed", "failed", tuple(c.source for c in canaries), len(canaries))
+
+    text = make_feedback(verdict, output, canaries, {"clamp-list.spec.js": pristine}, JS_PLANTER)
+
+    assert "COPY" not in text and text.count("-   REAL,") == len(canaries)
+    assert sorted(re.findall(r"● Clamp List › (.+)", text)) == sorted(canary.source for canary in canaries)
+    assert "Tests:" in text

@@ -530,6 +530,19 @@ class Mutator:
         return self.assertions_in(test, every_test) if self.assertions_in else self.assertions(test)
 
 
+@dataclass(frozen=True)
+class FailureSections:
+    """How a runner's text output sets one test's failure apart (utils/judging/feedback.py
+    leaves out a mutated copy's, whose values are not upstream's): a line that starts a test's
+    section (regex; group `name`: the name as reported), a line that ends any section, what
+    joins a reported name's parts before the test's own (`Class.test`, `describe › title`), and
+    a one-line mention of a test outside its section (group `name`; "" none), e.g. a summary."""
+    header: str
+    boundary: str
+    separator: str
+    mention: str = ""
+
+
 @dataclass(kw_only=True, frozen=True)
 class Planter:
     """How canaries are planted into one language's test files."""
@@ -550,6 +563,8 @@ class Planter:
     # under (a class, a `describe`, a `mod`). A variant is planted anywhere among the tests of
     # its source's block (utils/judging/variants.py: `draw_gap`). None: the file is one block.
     scopes: Callable[[str, list[TestUnit]], list[object]] | None = None
+    # Where the runner's output holds each test's failure (None: not known, lines are scrubbed one by one).
+    failure_sections: FailureSections | None = None
 
 
 def brace_scopes(quotes: str = "\"'", backtick: bool = False) -> Callable[[str, list[TestUnit]], list[object]]:

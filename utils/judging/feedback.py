@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
-from .canaries import Canary, CanaryError, Planter, TestUnit, matching_brace, plant_text
+from .canaries import Canary, CanaryError, FailureSections, Planter, TestUnit, matching_brace, plant_text
 
 FEEDBACK_MAX_CHARS = 12_000      # the whole feedback file
 MIN_VERBATIM_CHARS = 12          # shorter test lines (`});`, `}`, `def`) say nothing about the tests
@@ -56,6 +56,7 @@ def try_feedback(verdict: TryVerdict, output: str | None, canaries: Sequence[Can
         return header
     find_units = planter.find_units if planter else None
     planted, _ = drop_lines_containing(output, canary_code_lines(hidden_texts, canaries, planter))
+    planted = drop_copy_sections(planted, canaries, planter.failure_sections if planter else None)
     scrubbed = scrub_canaries(planted, canaries)
     forbidden = hidden_lines_not_shown(hidden_texts, verdict.failed_tests, find_units)
     kept, dropped = drop_lines_containing(scrubbed, forbidden)
@@ -93,11 +94,62 @@ def scrub_canaries(output: str, canaries: Sequence[Canary]) -> str:
     return REPORT_DIR.sub("<report-dir>", text)
 
 
+def drop_copy_sections(output: str, canaries: Sequence[Canary], sections: FailureSections | None) -> str:
+    """The output without the failure sections (and one-line mentions) of the mutated copies:
+    a copy's failure shows values that are not upstream's (unittest's `Lists differ` and its
+    diff, jest's `- Expected / + Received` lines), which no single line's pattern catches, and
+    once names are mapped back they would read as the real test's failure."""
+    copies = {canary.name for canary in canaries if canary.mutation is not None and canary.name}
+    if sections is None or not copies:
+        return output
+    header, boundary = re.compile(sections.header), re.compile(sections.boundary)
+    mention = re.compile(sections.mention) if sections.mention else None
+
+    def is_copy(reported: str) -> bool:
+        return any(reported == name or reported.endswith(sections.separator + name) for name in copies)
+
+    kept, dropping = [], False
+    for line in output.splitlines():
+        found = header.search(line)
+        if found:
+            dropping = is_copy(found["name"])
+        elif boundary.search(line):
+            dropping = False
+        named = mention.search(line) if mention and not dropping else None
+        if not dropping and not (named and is_copy(named["name"])):
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def _value_lines(failure: str) -> list[str]:
     """The lines of a canary's failure regex that show its value (not the matcher's fixed
     words, which real failures share)."""
-    lines = [line.lstrip("^").rstrip("$") for line in failure.split("\\n")]
+    lines = [line.lstrip("^").rstrip("$") for line in _top_level_lines(failure)]
     return [line for line in lines if re.search(r"[0-9\"']|True|False|true|false", line.replace(".*", ""))]
+
+
+def _top_level_lines(regex: str) -> list[str]:
+    """The regex split at each `\\n` outside any group or class: each part is a regex itself
+    (jest's `(?:.*\\n)*?` between a diff's header and its value line stays whole)."""
+    parts, start, depth, in_class, index = [], 0, 0, False, 0
+    while index < len(regex):
+        char = regex[index]
+        if char == "\\":
+            if regex.startswith("\\n", index) and depth == 0 and not in_class:
+                parts.append(regex[start:index])
+                start = index + 2
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        index += 1
+    return parts + [regex[start:]]
 
 
 def canary_code_lines(hidden_texts: Mapping[str, str], canaries: Sequence[Canary],

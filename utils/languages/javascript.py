@@ -9,7 +9,7 @@ from ..judging import runner_results
 from ..judging.syntax import Source
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
-from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, brace_scopes,
+from ..judging.canaries import (Assertion, Canary, CanaryError, FailureSections, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, brace_scopes,
                                 call_arguments, constructed_point, list_element, matching_brace)
 from ..outcomes import Reason
 from . import javascript_facts, javascript_variants
@@ -218,7 +218,10 @@ def rename(test: str, name: str, new_name: str) -> str:
 
 PLANTER = Planter(file_globs=("**/*.spec.js", "**/*.test.js"), name_style="words", find_units=find_units, plant_file=plant_file, leaf=leaf,
                   mutator=Mutator(assertions, rename, literal), scopes=brace_scopes(backtick=True),
-                  fallback_failure=lambda expected, actual: _failure("toBe", expected).replace("$", "") + "\n" + re.escape(f"Received: {actual}") + "$")
+                  fallback_failure=lambda expected, actual: _failure("toBe", expected).replace("$", "") + "\n" + re.escape(f"Received: {actual}") + "$",
+                  # jest: `● describe › title` sections up to the next or to the summary.
+                  failure_sections=FailureSections(header=r"^\s*● (?P<name>.+?)\s*$", boundary=r"^(?:Test Suites|Tests|Snapshots|Time):",
+                                                   separator=" › "))
 
 # --- the source policy (utils/judging/source_policy.py) ------------------------------------
 

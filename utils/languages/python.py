@@ -10,7 +10,7 @@ from ..judging import runner_results, source_facts
 from ..judging.source_policy import (IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..outcomes import Reason
-from ..judging.canaries import (Assertion, Canary, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, call_arguments, constructed_point,
+from ..judging.canaries import (Assertion, Canary, FailureSections, Leaf, LiteralSyntax, Mutator, Planter, TestUnit, call_arguments, constructed_point,
                                 line_end, list_element, plant_after)
 from . import python_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec, TrustedProcess, no_unskip, origin_unknown
@@ -159,7 +159,11 @@ def literal(value: int | str | bool) -> str:
 
 PLANTER = Planter(file_globs=("**/*_test.py", "**/test_*.py"), name_style="snake", find_units=find_units, plant_file=plant_file, leaf=leaf,
                   mutator=Mutator(assertions, rename, literal), scopes=scopes,
-                  fallback_failure=lambda expected, actual: f"^AssertionError: {expected} != {actual}$")
+                  fallback_failure=lambda expected, actual: f"^AssertionError: {expected} != {actual}$",
+                  # pytest: `____ Class.test ____` sections up to the next or to a `====` rule;
+                  # the short summary's `FAILED file::Class::test - message`.
+                  failure_sections=FailureSections(header=r"^_{3,} (?P<name>\S+?)(?:\[[^\]]*\])? _{3,}$", boundary=r"^={3,}",
+                                                   separator=".", mention=r"^(?:FAILED|ERROR) \S*::(?P<name>\w+)(?:\[[^\]]*\])?(?: - |$)"))
 
 # --- trusted grading (docker/python/polyglot_bridge/) ---------------------------------
 
