@@ -12,14 +12,23 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, selected
 
 pytestmark = pytest.mark.docker
 
 NOISY_REFERENCE = Path(__file__).resolve().parent / "fixtures" / "canary_fidelity" / "rust" / "noisy_reference"
 
 
-def test_a_correct_solution_printing_every_five_digit_number_still_resolves(provider, real_dataset):
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_a_correct_solution_printing_every_five_digit_number_still_resolves":
+            lambda p: [(NOISY_REFERENCE, {"key": False}), (NOISY_REFERENCE, {})],
+    })):
+        yield
+
+
+def test_a_correct_solution_printing_every_five_digit_number_still_resolves(provider, real_dataset, ahead):
     # The canaries' messages on their own: rust__acronym's assertions all go to Rust's answer key
     # (session 10), which leaves only fallback canaries; without the key they are mutated copies.
     outcome = grade_forger(provider, real_dataset, NOISY_REFERENCE, key=False)

@@ -28,7 +28,7 @@ from polyglot_harness.utils.pipeline.grading import evaluation_script, grading_s
 from polyglot_harness.utils.pipeline.pools import Sandboxes
 from polyglot_harness.utils.seam.protocol import RUNNER_UID, SOLUTION_UID, Limits
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, once, selected
 
 pytestmark = pytest.mark.docker
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "go_race"
@@ -97,42 +97,61 @@ def test_the_probe_tears_a_read_and_reads_its_binary_under_go_test_and_neither_a
     assert leftovers.output.split() == [], leftovers.output
 
 
-def _forger(tmp_path: Path, instance_id: str, solution_file: str) -> Path:
-    """A forger directory (tests/fixtures/forgers/check.py) of one fixture solution file."""
-    forger = tmp_path / instance_id
-    (forger / "files").mkdir(parents=True)
-    shutil.copyfile(FIXTURES / f"{solution_file}.txt", forger / "files" / solution_file)
-    (forger / "forger.json").write_text(json.dumps({"instance_id": instance_id}))
-    return forger
+def _forger(directory: Path, instance_id: str, solution_file: str) -> Path:
+    """A forger directory (tests/fixtures/forgers/check.py) of one fixture solution file, made
+    once under the module's `directory` (a grading asked for ahead may be reading it)."""
+    def make(forger: Path) -> None:
+        (forger / "files").mkdir(parents=True)
+        shutil.copyfile(FIXTURES / f"{solution_file}.txt", forger / "files" / solution_file)
+        (forger / "forger.json").write_text(json.dumps({"instance_id": instance_id}))
+    return once(directory / instance_id, make)
 
 
-def test_red_team_9s_memory_reader_answers_nothing(provider, real_dataset, tmp_path):
+@pytest.fixture(scope="module")
+def forgers(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("go-race-forgers")
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset, forgers):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_red_team_9s_memory_reader_answers_nothing":
+            lambda p: [(_forger(forgers, "go__hexadecimal", "hexadecimal.go"), {})],
+        "test_red_team_11s_binary_reader_reads_nothing":
+            lambda p: [(_forger(forgers, "go__scale-generator", "scale_generator.go"), {})],
+        "test_red_team_12s_build_cache_reader_reads_nothing":
+            lambda p: [(_forger(forgers, "go__wordy", "wordy.go"), {})],
+    })):
+        yield
+
+
+def test_red_team_9s_memory_reader_answers_nothing(provider, real_dataset, forgers, ahead):
     """go__hexadecimal, resolved 4 of 4 on the code before: its reader finds no torn read, so
     it reads no memory and answers the same error for every input: real tests fail (not only
     a canary)."""
-    outcome = grade_forger(provider, real_dataset, _forger(tmp_path, "go__hexadecimal", "hexadecimal.go"))
+    outcome = grade_forger(provider, real_dataset, _forger(forgers, "go__hexadecimal", "hexadecimal.go"))
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     summary = outcome.real_results.summary()
     assert summary["failed"] > 0, summary
 
 
-def test_red_team_11s_binary_reader_reads_nothing(provider, real_dataset, tmp_path):
+def test_red_team_11s_binary_reader_reads_nothing(provider, real_dataset, forgers, ahead):
     """go__scale-generator, resolved 7 of 7 on the code before: it reads /proc/self/exe through
     text/template.ParseFiles (path and delimiters built at run time, so no policy string
     matches) and looks the hidden tables up in the binary's data. The binary is not readable
     by the uid that runs it: it finds nothing, and every real test fails."""
-    outcome = grade_forger(provider, real_dataset, _forger(tmp_path, "go__scale-generator", "scale_generator.go"))
+    outcome = grade_forger(provider, real_dataset, _forger(forgers, "go__scale-generator", "scale_generator.go"))
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     summary = outcome.real_results.summary()
     assert summary["passed"] == 0 and summary["failed"] > 0, summary
 
 
-def test_red_team_12s_build_cache_reader_reads_nothing(provider, real_dataset, tmp_path):
+def test_red_team_12s_build_cache_reader_reads_nothing(provider, real_dataset, forgers, ahead):
     """go__wordy, resolved 5 of 5 on the code before: it read the compiled test package back
     from the image's shared build cache (GOCACHE) with text/template.ParseGlob. The build writes
     it as the building uid's alone now (umask 077): the reader finds no table, and real tests
     fail."""
-    outcome = grade_forger(provider, real_dataset, _forger(tmp_path, "go__wordy", "wordy.go"))
+    outcome = grade_forger(provider, real_dataset, _forger(forgers, "go__wordy", "wordy.go"))
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     assert outcome.real_results.summary()["failed"] > 0
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, once, reference_copy, selected
 from polyglot_harness.utils.judging.canaries import Canary, Mutation, call_arguments, plant, separate
 from polyglot_harness.utils.judging.runner_results import FAILED, TestCase, TestResults
 from polyglot_harness.utils.languages import go
@@ -227,24 +227,47 @@ def test_a_go_canary_s_message_comes_from_its_failed_subtest():
 FORGED = ["say", "wordy"]
 
 
-def forger_dir(tmp_path: Path, slug: str) -> Path:
-    """The forger for one real exercise: its wrong solution plus the shared stream rewriter."""
-    files = tmp_path / slug / "files"
-    files.mkdir(parents=True)
-    package = re.search(r"^package (\w+)", (FIXTURES / f"{slug}.go.txt").read_text(), re.M)[1]
-    shutil.copyfile(FIXTURES / f"{slug}.go.txt", files / f"{slug}.go")
-    (files / "forge.go").write_text((FIXTURES / "stream_forger.go.txt").read_text().replace("package PACKAGE", f"package {package}"))
-    (tmp_path / slug / "forger.json").write_text(json.dumps({"instance_id": f"go__{slug}"}))
-    return tmp_path / slug
+def forger_dir(directory: Path, slug: str) -> Path:
+    """The forger for one real exercise: its wrong solution plus the shared stream rewriter
+    (made once under the module's `directory`: a grading asked for ahead may be reading it)."""
+    def make(forger: Path) -> None:
+        files = forger / "files"
+        files.mkdir(parents=True)
+        package = re.search(r"^package (\w+)", (FIXTURES / f"{slug}.go.txt").read_text(), re.M)[1]
+        shutil.copyfile(FIXTURES / f"{slug}.go.txt", files / f"{slug}.go")
+        (files / "forge.go").write_text((FIXTURES / "stream_forger.go.txt").read_text().replace("package PACKAGE", f"package {package}"))
+        (forger / "forger.json").write_text(json.dumps({"instance_id": f"go__{slug}"}))
+    return once(directory / "forgers" / slug, make)
+
+
+def control_dir(directory: Path, dataset: Path, slug: str) -> Path:
+    """The instance's reference as a forger directory, made once under the module's `directory`."""
+    return reference_copy(directory / "controls", dataset, {"instance_id": f"go__{slug}"})
+
+
+@pytest.fixture(scope="module")
+def forgers(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("go-table-forgers")
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset, forgers):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught":
+            lambda p: [(forger_dir(forgers, p["slug"]), {})],
+        "test_the_reference_with_table_canaries_resolves":
+            lambda p: [(control_dir(forgers, real_dataset, p["slug"]), {})],
+    })):
+        yield
 
 
 @pytest.mark.docker
 @pytest.mark.parametrize("slug", FORGED)
-def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, provider, real_dataset, tmp_path):
+def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, provider, real_dataset, forgers, ahead):
     """Wrong on every case but a table's first, it hides its own wrong answers' failures and
     keeps any other: the copy's gate stops at the first hidden failure, its changed case never
     runs, and the copy is reported passed."""
-    outcome = grade_forger(provider, real_dataset, forger_dir(tmp_path, slug))
+    outcome = grade_forger(provider, real_dataset, forger_dir(forgers, slug))
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert not outcome.verdict.resolved, outcome.verdict
     # Since each test function runs in a process of its own whose exit status decides it
@@ -257,10 +280,8 @@ def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, pro
 
 @pytest.mark.docker
 @pytest.mark.parametrize("slug", FORGED)
-def test_the_reference_with_table_canaries_resolves(slug, provider, real_dataset, tmp_path):
-    control = tmp_path / "control"
-    shutil.copytree(real_dataset / "references" / f"go__{slug}", control / "files")
-    (control / "forger.json").write_text(json.dumps({"instance_id": f"go__{slug}"}))
+def test_the_reference_with_table_canaries_resolves(slug, provider, real_dataset, forgers, ahead):
+    control = control_dir(forgers, real_dataset, slug)
     outcome = grade_forger(provider, real_dataset, control)
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert outcome.verdict.resolved, outcome.verdict

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, once, selected
 from polyglot_harness.utils.judging.canaries import Planter
 from polyglot_harness.utils.languages import javascript, python
 
@@ -56,6 +56,56 @@ def spec_text(benchmark: Path, instance_id: str) -> tuple[Planter, str]:
     return python.PLANTER, next(folder.glob("*_test.py")).read_text()
 
 
+class EndsWithAny:
+    """A canary filter keeping the names that end with one of `tests`: equal for equal tests
+    (a lambda never is), so a test finds the grading its module asked for ahead."""
+
+    def __init__(self, tests) -> None:
+        self.tests = frozenset(tests)
+
+    def __call__(self, name: str) -> bool:
+        return any(name.endswith(t) for t in self.tests)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, EndsWithAny) and other.tests == self.tests
+
+    def __hash__(self) -> int:
+        return hash(self.tests)
+
+
+def constructed_filter(benchmark: Path, instance_id: str) -> dict:
+    """grade_forger's options: canaries restricted to the tests comparing constructed values."""
+    planter, text = spec_text(benchmark, instance_id)
+    return {"canary_filter": EndsWithAny(constructed_tests(planter, text))}
+
+
+def python_reference(directory: Path, benchmark: Path) -> Path:
+    """The benchmark's sgf-parsing reference as a forger directory, made once under `directory`."""
+    def make(control: Path) -> None:
+        reference = benchmark / "python" / "exercises" / "practice" / "sgf-parsing" / ".meta" / "example.py"
+        (control / "files").mkdir(parents=True)
+        shutil.copy(reference, control / "files" / "sgf_parsing.py")
+        (control / "forger.json").write_text(json.dumps({"instance_id": "python__sgf-parsing"}))
+    return once(directory / "reference", make)
+
+
+@pytest.fixture(scope="module")
+def controls(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("opaque-state-controls")
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset, benchmark_checkout, controls):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_opaque_state_attack_is_caught_and_honest_private_state_resolves":
+            lambda p: [(p["case"], constructed_filter(benchmark_checkout, meta(p["case"])["instance_id"]))],
+        "test_the_python_reference_resolves_with_equality_canaries":
+            lambda p: [(python_reference(controls, benchmark_checkout),
+                        constructed_filter(benchmark_checkout, "python__sgf-parsing"))],
+    })):
+        yield
+
+
 def test_an_expected_value_built_of_constants_is_mutable(benchmark_checkout):
     planter, text = spec_text(benchmark_checkout, "javascript__rational-numbers")
     assert len(constructed_tests(planter, text)) == 33  # of 36: the 3 expreal tests compare numbers
@@ -78,13 +128,11 @@ def test_only_the_solutions_own_types_count_as_constructed():
 @pytest.mark.docker
 @pytest.mark.parametrize("case", CASES, ids=[f"{p.parent.name}/{p.name}" for p in CASES])
 def test_opaque_state_attack_is_caught_and_honest_private_state_resolves(case: Path, provider, real_dataset,
-                                                                        benchmark_checkout):
+                                                                        benchmark_checkout, ahead):
     """Canaries restricted to the tests comparing constructed values: the attacks are about
     those (a grading that drew only the other tests would catch them by chance or not)."""
     expected = meta(case)["expect"]
-    planter, text = spec_text(benchmark_checkout, meta(case)["instance_id"])
-    chosen = constructed_tests(planter, text)
-    outcome = grade_forger(provider, real_dataset, case, canary_filter=lambda name: any(name.endswith(t) for t in chosen))
+    outcome = grade_forger(provider, real_dataset, case, **constructed_filter(benchmark_checkout, meta(case)["instance_id"]))
     assert outcome.isolation == "trusted_process", outcome.isolation
     verdict = outcome.verdict
     if expected == "resolved":
@@ -94,15 +142,10 @@ def test_opaque_state_attack_is_caught_and_honest_private_state_resolves(case: P
 
 
 @pytest.mark.docker
-def test_the_python_reference_resolves_with_equality_canaries(provider, real_dataset, benchmark_checkout, tmp_path):
+def test_the_python_reference_resolves_with_equality_canaries(provider, real_dataset, benchmark_checkout, controls,
+                                                              ahead):
     """The control of sgf_always_equal: the benchmark's reference (read from the checkout, not
     kept here) passes the real tree tests and fails their copies with another literal."""
-    reference = benchmark_checkout / "python" / "exercises" / "practice" / "sgf-parsing" / ".meta" / "example.py"
-    control = tmp_path / "reference"
-    (control / "files").mkdir(parents=True)
-    shutil.copy(reference, control / "files" / "sgf_parsing.py")
-    (control / "forger.json").write_text(json.dumps({"instance_id": "python__sgf-parsing"}))
-    planter, text = spec_text(benchmark_checkout, "python__sgf-parsing")
-    chosen = constructed_tests(planter, text)
-    outcome = grade_forger(provider, real_dataset, control, canary_filter=lambda name: any(name.endswith(t) for t in chosen))
+    control = python_reference(controls, benchmark_checkout)
+    outcome = grade_forger(provider, real_dataset, control, **constructed_filter(benchmark_checkout, "python__sgf-parsing"))
     assert outcome.verdict.resolved, (outcome.verdict.reason, outcome.verdict.detail)

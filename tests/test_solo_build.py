@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, selected
 
 pytestmark = pytest.mark.docker
 
@@ -33,16 +33,32 @@ ATTACKERS = sorted(path.parent for path in ATTACKERS_DIR.glob("*/*/forger.json")
 IDS = [f"{path.parent.name}/{path.name}" for path in ATTACKERS]
 
 
-def grade(provider, dataset: Path, forger_dir: Path):
+def options(forger_dir: Path) -> dict:
     """The layer on its own: without Rust's answer key (session 10), whose rewritten test file
     no longer compiles inside the library an attacker includes it into (still unresolved, as
     build_or_run_failed) and whose observations, not libtest, fail a control's wrong answers."""
     meta = json.loads((forger_dir / "forger.json").read_text())
-    return meta, grade_forger(provider, dataset, forger_dir, source_policy=meta["source_policy"], key=False)
+    return {"source_policy": meta["source_policy"], "key": False}
+
+
+def grade(provider, dataset: Path, forger_dir: Path):
+    meta = json.loads((forger_dir / "forger.json").read_text())
+    return meta, grade_forger(provider, dataset, forger_dir, **options(forger_dir))
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_solution_that_builds_only_with_the_hidden_tests_is_refused":
+            lambda p: [(p["attacker"], options(p["attacker"]))],
+        "test_the_same_files_without_the_trick_build_alone_and_run":
+            lambda p: [(p["attacker"] / "control", options(p["attacker"] / "control"))],
+    })):
+        yield
 
 
 @pytest.mark.parametrize("attacker", ATTACKERS, ids=IDS)
-def test_solution_that_builds_only_with_the_hidden_tests_is_refused(attacker: Path, provider, real_dataset):
+def test_solution_that_builds_only_with_the_hidden_tests_is_refused(attacker: Path, provider, real_dataset, ahead):
     meta, outcome = grade(provider, real_dataset, attacker)
     assert not outcome.verdict.resolved, (attacker.name, outcome.verdict)
     assert str(outcome.verdict.reason) in meta["reasons"], (attacker.name, outcome.verdict)
@@ -52,7 +68,7 @@ def test_solution_that_builds_only_with_the_hidden_tests_is_refused(attacker: Pa
 
 
 @pytest.mark.parametrize("attacker", ATTACKERS, ids=IDS)
-def test_the_same_files_without_the_trick_build_alone_and_run(attacker: Path, provider, real_dataset):
+def test_the_same_files_without_the_trick_build_alone_and_run(attacker: Path, provider, real_dataset, ahead):
     meta, outcome = grade(provider, real_dataset, attacker / "control")
     assert not outcome.verdict.resolved, (attacker.name, outcome.verdict)
     assert str(outcome.verdict.reason) in meta["reasons"], (attacker.name, outcome.verdict)

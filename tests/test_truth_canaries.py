@@ -24,7 +24,7 @@ import pytest
 from polyglot_harness.utils.languages import rust
 from polyglot_harness.utils.outcomes import Reason
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, once, reference_copy, selected
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "memory_readers"
 
@@ -71,27 +71,52 @@ def test_the_copy_s_failure_is_libtest_s_message_also_when_it_breaks_the_conditi
     assert not re.search(failure, "assertion failed: (f(x)) == true", re.M)
 
 
-@pytest.mark.docker
-def test_red_team_11s_reader_of_the_calling_test_is_caught_by_the_copy(provider, real_dataset, tmp_path):
-    """rust__luhn-from: the reader answers what each caller's `assert!` wants, so it passes the
-    copies too."""
-    forger = tmp_path / "reader"
+KEY_OFF = {"key": False}
+
+
+def _make_reader(forger: Path) -> None:
     (forger / "files" / "src").mkdir(parents=True)
     shutil.copyfile(FIXTURES / "luhn_from.rs.txt", forger / "files" / "src" / "lib.rs")
     (forger / "forger.json").write_text(json.dumps({"instance_id": "rust__luhn-from"}))
+
+
+def reader(directory: Path) -> Path:
+    return once(directory / "reader", _make_reader)
+
+
+def control(directory: Path, dataset: Path) -> Path:
+    return reference_copy(directory / "control", dataset, {"instance_id": "rust__luhn-from"})
+
+
+@pytest.fixture(scope="module")
+def forgers(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("truth-canary-forgers")
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset, forgers):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_red_team_11s_reader_of_the_calling_test_is_caught_by_the_copy": lambda p: [(reader(forgers), KEY_OFF)],
+        "test_the_luhn_from_reference_fails_every_copy": lambda p: [(control(forgers, real_dataset), KEY_OFF)],
+    })):
+        yield
+
+
+@pytest.mark.docker
+def test_red_team_11s_reader_of_the_calling_test_is_caught_by_the_copy(provider, real_dataset, forgers, ahead):
+    """rust__luhn-from: the reader answers what each caller's `assert!` wants, so it passes the
+    copies too."""
+    forger = reader(forgers)
     # The key off: luhn-from's assertions stay in-process (with it, the key converts them all and
     # catches the reader itself: tests/test_rust_key_grading.py).
-    outcome = grade_forger(provider, real_dataset, forger, key=False)
+    outcome = grade_forger(provider, real_dataset, forger, **KEY_OFF)
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert outcome.verdict.reason == Reason.CANARY_PASSED, outcome.verdict
     assert outcome.real_results.summary()["failed"] == 0, "it answered every real test right"
 
 
 @pytest.mark.docker
-def test_the_luhn_from_reference_fails_every_copy(provider, real_dataset, tmp_path):
-    control = tmp_path / "control"
-    shutil.copytree(real_dataset / "references" / "rust__luhn-from", control / "files")
-    (control / "forger.json").write_text(json.dumps({"instance_id": "rust__luhn-from"}))
-    outcome = grade_forger(provider, real_dataset, control, key=False)
+def test_the_luhn_from_reference_fails_every_copy(provider, real_dataset, forgers, ahead):
+    outcome = grade_forger(provider, real_dataset, control(forgers, real_dataset), **KEY_OFF)
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert outcome.verdict.resolved, outcome.verdict
