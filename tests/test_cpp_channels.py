@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, once, selected
 from polyglot_harness.utils.outcomes import Reason
 from polyglot_harness.utils.records.dataset import load_dataset
 
@@ -71,9 +71,37 @@ def _write_forger(directory: Path, dataset: Path, instance_id: str, tricks: dict
     return directory
 
 
+# The channel on its own, as every grading here runs: no canaries, no answer key.
+CHANNEL_ONLY = {"canaries": False, "key": False}
+
+
+def _forger(made: Path, dataset: Path, instance_id: str, attack: str | None) -> Path:
+    """The forger of `attack` (None: the reference without a trick) on `instance_id`, made once
+    in the module-scoped directory: the module's `ahead` may be grading it already."""
+    tricks = ATTACKS[attack][0] if attack else {}
+    return once(made / f"{attack or 'reference'}-{instance_id}",
+                lambda d: _write_forger(d, dataset, instance_id, tricks))
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cpp-channel-forgers")
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset, made):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_reference_without_trick_resolves": lambda p: [
+            (_forger(made, real_dataset, p["instance_id"], None), CHANNEL_ONLY)],
+        "test_solution_cannot_reach_the_hidden_test_at_build_time": lambda p: [
+            (_forger(made, real_dataset, p["instance_id"], p["attack"]), CHANNEL_ONLY)],
+    })):
+        yield
+
+
 @pytest.mark.parametrize("instance_id", INSTANCES)
-def test_reference_without_trick_resolves(instance_id: str, provider, real_dataset, tmp_path):
-    forger = _write_forger(tmp_path, real_dataset, instance_id, {})
+def test_reference_without_trick_resolves(instance_id: str, provider, real_dataset, made, ahead):
+    forger = _forger(made, real_dataset, instance_id, None)
     outcome = grade_forger(provider, real_dataset, forger, canaries=False, key=False)  # as the attacks run
     assert outcome.verdict.resolved, (instance_id, outcome.verdict)
 
@@ -81,9 +109,9 @@ def test_reference_without_trick_resolves(instance_id: str, provider, real_datas
 @pytest.mark.parametrize("instance_id", INSTANCES)
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_solution_cannot_reach_the_hidden_test_at_build_time(attack: str, instance_id: str, provider, real_dataset,
-                                                             tmp_path):
+                                                             made, ahead):
     tricks, evidence = ATTACKS[attack]
-    forger = _write_forger(tmp_path, real_dataset, instance_id, tricks)
+    forger = _forger(made, real_dataset, instance_id, attack)
     # The channel on its own: no canaries, and no answer key (its rewrite of the hidden test
     # changes the text these attacks compile into the solution; an attack written for the
     # rewritten text meets the same solo build).

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger, reference_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, once, reference_forger, selected
 from polyglot_harness.utils.outcomes import Reason
 from polyglot_harness.utils.records.dataset import load_dataset
 
@@ -96,12 +96,56 @@ def _write(directory: Path, dataset: Path, instance_id: str, files: dict[str, st
                             lambda relative, text: files.get(Path(relative).suffix, text), "cpp key")
 
 
+# Forgers are made once in a module-scoped directory, one deterministic name per case: the
+# module's `ahead` grades them two at a time while the tests run, and each test takes its own.
+KEY_ONLY = {"canaries": False}
+REPORT_REWRITER = Path(__file__).resolve().parent / "fixtures" / "forgers_policy_only" / "cpp" / "report_rewriter"
+
+
+def _reference(made: Path, dataset: Path, instance_id: str) -> Path:
+    return once(made / f"reference-{instance_id}", lambda d: _write(d, dataset, instance_id, {}))
+
+
+def _rewritten(made: Path, dataset: Path, instance_id: str, wrong: str) -> Path:
+    return once(made / f"rewritten-{instance_id}",
+                lambda d: _write(d, dataset, instance_id, {".cpp": wrong + "\n" + REWRITE_REPORT}))
+
+
+def _always_equal(made: Path, dataset: Path) -> Path:
+    return once(made / "always-equal", lambda d: _write(d, dataset, "cpp__perfect-numbers",
+                                                        {".h": ALWAYS_EQUAL_HEADER, ".cpp": ALWAYS_EQUAL_SOURCE}))
+
+
+def _odd_printer(made: Path, dataset: Path) -> Path:
+    return once(made / "odd-printer", lambda d: _write(d, dataset, "cpp__perfect-numbers",
+                                                       {".h": ODD_PRINTER_HEADER, ".cpp": ODD_PRINTER_SOURCE}))
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cpp-key-forgers")
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset, made):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_reference_resolves_with_its_key": lambda p: [(_reference(made, real_dataset, p["instance_id"]), KEY_ONLY)],
+        "test_rewritten_report_is_unresolved_by_the_key": lambda p: [
+            (_rewritten(made, real_dataset, p["instance_id"], p["wrong"]), KEY_ONLY)],
+        "test_always_equal_operator_on_an_enum_is_unresolved": lambda p: [(_always_equal(made, real_dataset), KEY_ONLY)],
+        "test_correct_solution_with_odd_printer_and_enum_order_resolves": lambda p: [
+            (_odd_printer(made, real_dataset), KEY_ONLY)],
+        "test_a_solution_reading_the_test_binarys_memory_is_unresolved_by_the_key": lambda p: [(REPORT_REWRITER, KEY_ONLY)],
+    })):
+        yield
+
+
 @pytest.mark.parametrize("instance_id", ("cpp__all-your-base", "cpp__allergies", "cpp__perfect-numbers",
                                          "cpp__gigasecond", "cpp__meetup"))
-def test_reference_resolves_with_its_key(instance_id: str, provider, real_dataset, tmp_path):
+def test_reference_resolves_with_its_key(instance_id: str, provider, real_dataset, made, ahead):
     instance = {i.instance_id: i for i in load_dataset(real_dataset)}[instance_id]
     assert instance.observation_key, f"{instance_id}: preparation recorded no answer key"
-    outcome = grade_forger(provider, real_dataset, _write(tmp_path, real_dataset, instance_id, {}), canaries=False)
+    outcome = grade_forger(provider, real_dataset, _reference(made, real_dataset, instance_id), canaries=False)
     assert outcome.verdict.resolved, (instance_id, outcome.verdict)
     assert outcome.converted == frozenset(instance.observation_key)
 
@@ -109,34 +153,32 @@ def test_reference_resolves_with_its_key(instance_id: str, provider, real_datase
 @pytest.mark.parametrize("instance_id, wrong", (("cpp__all-your-base", WRONG_ALL_YOUR_BASE),
                                                 ("cpp__allergies", WRONG_ALLERGIES),
                                                 ("cpp__gigasecond", WRONG_GIGASECOND)))
-def test_rewritten_report_is_unresolved_by_the_key(instance_id: str, wrong: str, provider, real_dataset, tmp_path):
-    forger = _write(tmp_path, real_dataset, instance_id, {".cpp": wrong + "\n" + REWRITE_REPORT})
+def test_rewritten_report_is_unresolved_by_the_key(instance_id: str, wrong: str, provider, real_dataset, made, ahead):
+    forger = _rewritten(made, real_dataset, instance_id, wrong)
     outcome = grade_forger(provider, real_dataset, forger, canaries=False)
     assert not outcome.verdict.resolved
     assert outcome.verdict.reason in KEY_REASONS, (instance_id, outcome.verdict)
     assert "assertion" in outcome.verdict.detail and ".cpp:L" in outcome.verdict.detail
 
 
-def test_always_equal_operator_on_an_enum_is_unresolved(provider, real_dataset, tmp_path):
-    forger = _write(tmp_path, real_dataset, "cpp__perfect-numbers", {".h": ALWAYS_EQUAL_HEADER,
-                                                                     ".cpp": ALWAYS_EQUAL_SOURCE})
+def test_always_equal_operator_on_an_enum_is_unresolved(provider, real_dataset, made, ahead):
+    forger = _always_equal(made, real_dataset)
     outcome = grade_forger(provider, real_dataset, forger, canaries=False)
     assert outcome.verdict.reason == Reason.OBSERVATION_MISMATCH, outcome.verdict
 
 
-def test_correct_solution_with_odd_printer_and_enum_order_resolves(provider, real_dataset, tmp_path):
-    control = _write(tmp_path, real_dataset, "cpp__perfect-numbers", {".h": ODD_PRINTER_HEADER,
-                                                                      ".cpp": ODD_PRINTER_SOURCE})
+def test_correct_solution_with_odd_printer_and_enum_order_resolves(provider, real_dataset, made, ahead):
+    control = _odd_printer(made, real_dataset)
     outcome = grade_forger(provider, real_dataset, control, canaries=False)
     assert outcome.verdict.resolved, outcome.verdict
 
 
-def test_a_solution_reading_the_test_binarys_memory_is_unresolved_by_the_key(provider, real_dataset):
+def test_a_solution_reading_the_test_binarys_memory_is_unresolved_by_the_key(provider, real_dataset, ahead):
     """Red team 2's winner (tests/fixtures/forgers_policy_only/cpp/report_rewriter): allergic to
     nothing, it reads the test binary (/proc/self/exe) for the expected values and rewrites
     Catch's report. The source policy refuses its file API; with the policy off, the key is what
     catches it: allergies' assertions hold no expected value in the binary any more."""
-    forger = Path(__file__).resolve().parent / "fixtures" / "forgers_policy_only" / "cpp" / "report_rewriter"
+    forger = REPORT_REWRITER
     outcome = grade_forger(provider, real_dataset, forger, canaries=False)
     assert not outcome.verdict.resolved
     assert outcome.verdict.reason in KEY_REASONS, outcome.verdict

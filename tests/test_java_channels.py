@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from .fixtures.forgers.check import grade_forger
+from .fixtures.forgers.check import grade_forger, graded_ahead, once, selected
 from polyglot_harness.utils.languages import get_language
 from polyglot_harness.utils.outcomes import Reason
 from polyglot_harness.utils.records.dataset import load_dataset
@@ -76,6 +76,30 @@ def attacker(tmp: Path, dataset: Path, instance_id: str, variant: str | None) ->
     return forger
 
 
+def _attacker(made: Path, dataset: Path, instance_id: str, variant: str | None) -> Path:
+    """`attacker`'s forger, made once in the module-scoped directory: the module's `ahead` may
+    be grading it already."""
+    return once(made / f"{instance_id}-{variant}", lambda d: attacker(d.parent, dataset, instance_id, variant))
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("java-channel-forgers")
+
+
+@pytest.fixture(scope="module")
+def ahead(request, provider, real_dataset, made):
+    with graded_ahead(provider, real_dataset, selected(request, {
+        "test_the_caller_class_file_attack_finds_no_test_bytes": lambda p: [
+            (_attacker(made, real_dataset, p["instance_id"], p["variant"]), {"source_policy": p["policy"]})],
+        "test_control_the_stub_without_the_trick_fails_as_before": lambda p: [
+            (_attacker(made, real_dataset, p["instance_id"], None), {"source_policy": True})],
+        "test_the_source_policy_refuses_the_engines": lambda p: [
+            (_attacker(made, real_dataset, ATTACKED[0], p["variant"]), {"source_policy": True})],
+    })):
+        yield
+
+
 def _test_class(instance_id: str) -> str:
     return "".join(part.capitalize() for part in instance_id.split("__")[1].split("-")) + "Test"
 
@@ -84,8 +108,8 @@ def _test_class(instance_id: str) -> str:
 @pytest.mark.parametrize("variant, policy", [("policy_clean", False), ("any_loader", False)])
 @pytest.mark.parametrize("instance_id", ATTACKED)
 def test_the_caller_class_file_attack_finds_no_test_bytes(instance_id: str, variant: str, policy: bool, provider,
-                                                           real_dataset, tmp_path):
-    forger = attacker(tmp_path, real_dataset, instance_id, variant)
+                                                           real_dataset, made, ahead):
+    forger = _attacker(made, real_dataset, instance_id, variant)
     outcome = grade_forger(provider, real_dataset, forger, source_policy=policy)
     assert not outcome.verdict.resolved, outcome.verdict
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
@@ -98,8 +122,8 @@ def test_the_caller_class_file_attack_finds_no_test_bytes(instance_id: str, vari
 
 @pytest.mark.docker
 @pytest.mark.parametrize("instance_id", ATTACKED)
-def test_control_the_stub_without_the_trick_fails_as_before(instance_id: str, provider, real_dataset, tmp_path):
-    outcome = grade_forger(provider, real_dataset, attacker(tmp_path, real_dataset, instance_id, None),
+def test_control_the_stub_without_the_trick_fails_as_before(instance_id: str, provider, real_dataset, made, ahead):
+    outcome = grade_forger(provider, real_dataset, _attacker(made, real_dataset, instance_id, None),
                            source_policy=True)
     assert not outcome.verdict.resolved and outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
 
@@ -107,8 +131,8 @@ def test_control_the_stub_without_the_trick_fails_as_before(instance_id: str, pr
 @pytest.mark.docker
 @pytest.mark.parametrize("variant, names", [("any_loader", ("forName", "getContextClassLoader")),
                                             ("policy_clean", ("openStream",))])
-def test_the_source_policy_refuses_the_engines(variant: str, names: tuple, provider, real_dataset, tmp_path):
-    outcome = grade_forger(provider, real_dataset, attacker(tmp_path, real_dataset, ATTACKED[0], variant),
+def test_the_source_policy_refuses_the_engines(variant: str, names: tuple, provider, real_dataset, made, ahead):
+    outcome = grade_forger(provider, real_dataset, _attacker(made, real_dataset, ATTACKED[0], variant),
                            source_policy=True)
     assert outcome.verdict.reason == Reason.FORBIDDEN_CONSTRUCT, outcome.verdict
     assert all(name in outcome.verdict.detail for name in names), outcome.verdict.detail
