@@ -51,7 +51,16 @@ const cyclic = { a: 1 };
 cyclic.self = cyclic;
 results.cyclic = roundTrip(cyclic).self;
 results.error = roundTrip(new RangeError('bad'));
+// Look-alikes: what a value says it is (Symbol.toStringTag, a prototype) is not what it is.
+results.lookalikes = [
+  roundTrip({ then: (resolve) => resolve(1), [Symbol.toStringTag]: 'Promise' }),
+  roundTrip(Object.create(Promise.prototype)),
+  roundTrip({ getTime: () => 0, [Symbol.toStringTag]: 'Date' }),
+  roundTrip(Object.assign(Object.create(Error.prototype), { message: 'fake' })),
+  roundTrip(Promise.resolve(1)),
+];
 results.kept = kept;
+results.kept_after_lookalikes = kept.length;
 results.refused = [{ t: 'zz' }, { t: 'n', v: '1e309' }, { t: 'b', v: '1; process.exit()' }, { t: 'o', v: [[1, 2]] },
   { t: 'e', base: 'Function', message: 'x' }, { t: 'h', id: -1, kind: 'object' }].map((wire) => {
   try { decode(wire); return 'accepted'; } catch (error) { return error.constructor.name; }
@@ -94,3 +103,10 @@ def test_errors_cross_as_their_builtin_type(results):
 
 def test_malformed_wire_values_are_refused(results):
     assert results["refused"] == ["ProtocolError"] * 6
+
+
+def test_a_look_alike_of_a_promise_date_or_error_stays_the_solutions_object(results):
+    """Red team 15: a thenable whose Symbol.toStringTag is 'Promise' crossed as a real promise,
+    so `toBeInstanceOf(Promise)` held in the test process for an object that is no promise. The
+    engine's own brand decides (util.types), as `instanceof` in one process would."""
+    assert results["lookalikes"] == ["HANDLE", "HANDLE", "HANDLE", "HANDLE", "PROMISE"]

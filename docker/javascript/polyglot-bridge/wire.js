@@ -14,15 +14,13 @@
 //   {t:'h', id, kind:'object'|'function', name?} an object the SENDER keeps (a handle)
 //   {t:'r', id} an object the RECEIVER keeps (a handle coming home)
 //   {t:'p', id} a promise the sender settles later with a {k:'note', op:'settle'} message
+const { types } = require('util');
+
 const MAX_DEPTH = 256;
 const BUILTIN_ERRORS = ['Error', 'TypeError', 'RangeError', 'SyntaxError', 'ReferenceError', 'EvalError', 'URIError', 'AggregateError'];
 const SPECIAL_NUMBERS = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity, '-0': -0 };
 
 class ProtocolError extends Error {}
-
-function tagOf(value) {
-  return Object.prototype.toString.call(value);
-}
 
 function isPlainObject(value) {
   const proto = Object.getPrototypeOf(value);
@@ -55,12 +53,13 @@ function encoder(side) {
     const nested = path.concat([value]);
     const inner = (item) => encode(item, depth + 1, nested);
     if (Array.isArray(value)) return Array.from(value, inner);
-    const tag = tagOf(value);
-    if (tag === '[object Promise]') return side.promise(value);
-    if (tag === '[object Error]') return side.error(value);
-    if (tag === '[object Date]') return { t: 'd', v: encodeNumber(value.getTime()) };
-    if (tag === '[object Map]' && value instanceof Map) return { t: 'm', v: Array.from(value, ([k, v]) => [inner(k), inner(v)]) };
-    if (tag === '[object Set]' && value instanceof Set) return { t: 's', v: Array.from(value, inner) };
+    // By the engine's own brand (internal slots), never by what the value says it is: a
+    // thenable whose Symbol.toStringTag is 'Promise' is an object of the solution's (red team 15).
+    if (types.isPromise(value)) return side.promise(value);
+    if (types.isNativeError(value)) return side.error(value);
+    if (types.isDate(value)) return { t: 'd', v: encodeNumber(Date.prototype.getTime.call(value)) };
+    if (types.isMap(value)) return { t: 'm', v: Array.from(Map.prototype.entries.call(value), ([k, v]) => [inner(k), inner(v)]) };
+    if (types.isSet(value)) return { t: 's', v: Array.from(Set.prototype.values.call(value), inner) };
     if (isPlainObject(value) && hasOnlyData(value)) return plainObject(value, inner);
     return side.ownObject(value, inner);
   };
