@@ -359,13 +359,14 @@ def test_a_mutated_copys_failure_section_is_left_out_of_the_feedback(tmp_path):
     diff are no single line the copy's failure pattern catches, and once the names are mapped
     back they read as the real test failing with another expected value (closing note of
     session 10). Real planting on the sample's tests, a real pytest run of a wrong solution:
-    the copies' sections and summary lines are gone, the real tests' failures stay."""
+    the copies' sections and summary lines are gone, the real tests' failures stay. The
+    solution fails every real test (so each has its section, whichever tests get copies)."""
     from polyglot_harness.utils.judging.canaries import plant
     from polyglot_harness.utils.languages import matches_any
 
     (tmp_path / "running_total_test.py").write_text(PYTHON_TESTS)
     (tmp_path / "running_total.py").write_text(
-        "def running_total(numbers):\n    return [n + 1 for n in numbers]\n\n\n"
+        "def running_total(numbers):\n    return [n + 1 for n in numbers] + [0]\n\n\n"
         "def first_over(numbers, threshold):\n    return -1\n")
     canaries = plant(tmp_path, PYTHON_PLANTER, matches_any, None, None)
     copies = [canary for canary in canaries if canary.mutation is not None]
@@ -373,18 +374,22 @@ def test_a_mutated_copys_failure_section_is_left_out_of_the_feedback(tmp_path):
     output = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-o", "addopts=",
                              "running_total_test.py"], cwd=tmp_path, capture_output=True, text=True).stdout
     section = re.compile(r"^_{3,} RunningTotalTest\.(\w+) _{3,}$", re.M)
-    assert len(section.findall(output)) == len(canaries) + len(copies)  # each real test, each copy
+    assert len(section.findall(output)) == 2 * len(canaries)  # each real test and each canary failed
     failed = tuple(f"running_total_test.py::RunningTotalTest::{canary.source}" for canary in canaries)
     verdict = TryVerdict(1, "unresolved", "tests_failed", "failed", failed, 6)
 
     text = make_feedback(verdict, output, canaries, {"running_total_test.py": PYTHON_TESTS}, PYTHON_PLANTER)
 
-    assert sorted(section.findall(text)) == sorted(canary.source for canary in canaries), text  # once each
+    shown = section.findall(text)
+    assert set(shown) == {canary.source for canary in canaries}, text
+    # A copy's section is gone: its source shows once (a fallback canary runs under its
+    # source's own name, its lines holding the numbers left out, so that source shows twice).
+    assert all(shown.count(canary.source) == 1 for canary in copies), text
     assert not [canary.name for canary in copies if canary.name in text]
     assert not [line for line in text.splitlines() for canary in copies
                 if len(canary.mutation.literal) > 2 and line.rstrip().endswith(canary.mutation.literal)], text
     assert "Lists differ" in text  # the real tests' own failures stay
-    assert len(re.findall(r"^FAILED ", text, re.M)) == len(canaries)
+    assert len(re.findall(r"^FAILED ", text, re.M)) == len(canaries) + len(canaries) - len(copies)
 
 
 def test_jest_feedback_leaves_out_the_copies_sections_and_survives_their_multiline_patterns(tmp_path):
