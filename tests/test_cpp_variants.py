@@ -333,3 +333,26 @@ def test_honest_cpp_solutions_fail_no_variant(cpp_variants_dataset, tmp_path):
     assert {"cpp__yacht", "cpp__all-your-base"} <= set(patches)
     results, _ = _grade(cpp_variants_dataset, tmp_path, "honest", patches, "cpp")
     assert_honest(results, sorted(patches))
+
+
+def test_a_loops_header_is_never_varied_its_body_is():
+    """How often a test repeats something is no input of the exercise: cpp__bank-account's
+    `for (int i = 0; i < 1000; ++i)` starting threads became 1175 to 3995 threads, which a
+    grading's process limit did not hold on a busy machine (the CI runs of session 11 lost its
+    canaries). The loop's body still gives inputs."""
+    def changed(body: str) -> set[str]:
+        text = f'#include "gadget.h"\n#include "test/catch.hpp"\n\nTEST_CASE("repeated calls") {{\n{body}}}\n'
+        words = cpp_key.solution_words([STUB])
+        key = {f"{PATH}:{c.id}": (f"value{c.id}",) for c in cpp_key.candidates(text, words)}
+        unit = next(unit for unit in cpp_key.find_units(text) if unit.name == "repeated calls")
+        test = text[unit.start:unit.end]
+        derive = for_instance({PATH: text}, [STUB], key)
+        return {test[c.input_edit[0]:c.input_edit[1]]
+                for seed in range(40) for c in derive(test, "repeated calls", random.Random(str(seed)))}
+
+    header_only = changed("    std::vector<int> parts;\n    for (int i = 0; i < 1000; ++i) {\n"
+                          "        parts.push_back(2);\n    }\n    REQUIRE(gadget::weigh(parts, std::string()) == 12);\n")
+    assert not header_only & {"0", "1000"}, header_only
+    in_body = changed("    gadget::box b(17);\n    int n = 0;\n    while (n < 250) {\n        b.fill(3);\n        ++n;\n    }\n"
+                      "    REQUIRE(b.volume() == 4000);\n")
+    assert "3" in in_body and not in_body & {"0", "250"}, in_body

@@ -77,7 +77,9 @@ class ExecResult:
 class Limits:
     cpus: float = 1.0
     memory: str = "4g"
-    pids: int = 1024
+    # As a harness run's default (utils/run/settings.py: pids_limit): preparation's reference runs
+    # grade under the limits an agent's patch is graded under.
+    pids: int = 2048
     # Bytes a sandbox may write (None: no cap); enforced during an exec run with guard_disk
     # (the agent, the tests).
     disk: int | None = None
