@@ -68,6 +68,14 @@ def provider(docker_client) -> DockerProvider:
     return DockerProvider(docker_client)
 
 
+@pytest.fixture(scope="module")
+def made(request, tmp_path_factory) -> Path:
+    """A directory of the module's own, for forgers and controls its tests make once
+    (tests/fixtures/forgers/check.py: `once`, `reference_copy`): the gradings a module asks for
+    ahead and its tests name the same directory."""
+    return tmp_path_factory.mktemp(request.module.__name__.rsplit(".", 1)[-1])
+
+
 @pytest.fixture
 def sandboxes(provider):
     """Sandboxes of one test (run id "pytest"), closed after it."""

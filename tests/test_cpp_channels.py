@@ -84,11 +84,6 @@ def _forger(made: Path, dataset: Path, instance_id: str, attack: str | None) -> 
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("cpp-channel-forgers")
-
-
-@pytest.fixture(scope="module")
 def ahead(request, provider, real_dataset, made):
     with graded_ahead(provider, real_dataset, selected(request, {
         "test_reference_without_trick_resolves": lambda p: [

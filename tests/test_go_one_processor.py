@@ -98,7 +98,7 @@ def test_the_probe_tears_a_read_and_reads_its_binary_under_go_test_and_neither_a
 
 
 def _forger(directory: Path, instance_id: str, solution_file: str) -> Path:
-    """A forger directory (tests/fixtures/forgers/check.py) of one fixture solution file, made
+    """A forger directory (tests/fixtures/made/check.py) of one fixture solution file, made
     once under the module's `directory` (a grading asked for ahead may be reading it)."""
     def make(forger: Path) -> None:
         (forger / "files").mkdir(parents=True)
@@ -108,50 +108,45 @@ def _forger(directory: Path, instance_id: str, solution_file: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def forgers(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("go-race-forgers")
-
-
-@pytest.fixture(scope="module")
-def ahead(request, provider, real_dataset, forgers):
+def ahead(request, provider, real_dataset, made):
     with graded_ahead(provider, real_dataset, selected(request, {
         "test_red_team_9s_memory_reader_answers_nothing":
-            lambda p: [(_forger(forgers, "go__hexadecimal", "hexadecimal.go"), {})],
+            lambda p: [(_forger(made, "go__hexadecimal", "hexadecimal.go"), {})],
         "test_red_team_11s_binary_reader_reads_nothing":
-            lambda p: [(_forger(forgers, "go__scale-generator", "scale_generator.go"), {})],
+            lambda p: [(_forger(made, "go__scale-generator", "scale_generator.go"), {})],
         "test_red_team_12s_build_cache_reader_reads_nothing":
-            lambda p: [(_forger(forgers, "go__wordy", "wordy.go"), {})],
+            lambda p: [(_forger(made, "go__wordy", "wordy.go"), {})],
     })):
         yield
 
 
-def test_red_team_9s_memory_reader_answers_nothing(provider, real_dataset, forgers, ahead):
+def test_red_team_9s_memory_reader_answers_nothing(provider, real_dataset, made, ahead):
     """go__hexadecimal, resolved 4 of 4 on the code before: its reader finds no torn read, so
     it reads no memory and answers the same error for every input: real tests fail (not only
     a canary)."""
-    outcome = grade_forger(provider, real_dataset, _forger(forgers, "go__hexadecimal", "hexadecimal.go"))
+    outcome = grade_forger(provider, real_dataset, _forger(made, "go__hexadecimal", "hexadecimal.go"))
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     summary = outcome.real_results.summary()
     assert summary["failed"] > 0, summary
 
 
-def test_red_team_11s_binary_reader_reads_nothing(provider, real_dataset, forgers, ahead):
+def test_red_team_11s_binary_reader_reads_nothing(provider, real_dataset, made, ahead):
     """go__scale-generator, resolved 7 of 7 on the code before: it reads /proc/self/exe through
     text/template.ParseFiles (path and delimiters built at run time, so no policy string
     matches) and looks the hidden tables up in the binary's data. The binary is not readable
     by the uid that runs it: it finds nothing, and every real test fails."""
-    outcome = grade_forger(provider, real_dataset, _forger(forgers, "go__scale-generator", "scale_generator.go"))
+    outcome = grade_forger(provider, real_dataset, _forger(made, "go__scale-generator", "scale_generator.go"))
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     summary = outcome.real_results.summary()
     assert summary["passed"] == 0 and summary["failed"] > 0, summary
 
 
-def test_red_team_12s_build_cache_reader_reads_nothing(provider, real_dataset, forgers, ahead):
+def test_red_team_12s_build_cache_reader_reads_nothing(provider, real_dataset, made, ahead):
     """go__wordy, resolved 5 of 5 on the code before: it read the compiled test package back
     from the image's shared build cache (GOCACHE) with text/template.ParseGlob. The build writes
     it as the building uid's alone now (umask 077): the reader finds no table, and real tests
     fail."""
-    outcome = grade_forger(provider, real_dataset, _forger(forgers, "go__wordy", "wordy.go"))
+    outcome = grade_forger(provider, real_dataset, _forger(made, "go__wordy", "wordy.go"))
     assert outcome.verdict.reason == Reason.TESTS_FAILED, outcome.verdict
     assert outcome.real_results.summary()["failed"] > 0
 

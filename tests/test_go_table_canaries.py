@@ -246,28 +246,23 @@ def control_dir(directory: Path, dataset: Path, slug: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def forgers(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("go-table-forgers")
-
-
-@pytest.fixture(scope="module")
-def ahead(request, provider, real_dataset, forgers):
+def ahead(request, provider, real_dataset, made):
     with graded_ahead(provider, real_dataset, selected(request, {
         "test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught":
-            lambda p: [(forger_dir(forgers, p["slug"]), {})],
+            lambda p: [(forger_dir(made, p["slug"]), {})],
         "test_the_reference_with_table_canaries_resolves":
-            lambda p: [(control_dir(forgers, real_dataset, p["slug"]), {})],
+            lambda p: [(control_dir(made, real_dataset, p["slug"]), {})],
     })):
         yield
 
 
 @pytest.mark.docker
 @pytest.mark.parametrize("slug", FORGED)
-def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, provider, real_dataset, forgers, ahead):
+def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, provider, real_dataset, made, ahead):
     """Wrong on every case but a table's first, it hides its own wrong answers' failures and
     keeps any other: the copy's gate stops at the first hidden failure, its changed case never
     runs, and the copy is reported passed."""
-    outcome = grade_forger(provider, real_dataset, forger_dir(forgers, slug))
+    outcome = grade_forger(provider, real_dataset, forger_dir(made, slug))
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert not outcome.verdict.resolved, outcome.verdict
     # Since each test function runs in a process of its own whose exit status decides it
@@ -280,8 +275,8 @@ def test_a_stream_rewriter_sparing_only_unexplained_failures_is_caught(slug, pro
 
 @pytest.mark.docker
 @pytest.mark.parametrize("slug", FORGED)
-def test_the_reference_with_table_canaries_resolves(slug, provider, real_dataset, forgers, ahead):
-    control = control_dir(forgers, real_dataset, slug)
+def test_the_reference_with_table_canaries_resolves(slug, provider, real_dataset, made, ahead):
+    control = control_dir(made, real_dataset, slug)
     outcome = grade_forger(provider, real_dataset, control)
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert outcome.verdict.resolved, outcome.verdict

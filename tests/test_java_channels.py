@@ -83,11 +83,6 @@ def _attacker(made: Path, dataset: Path, instance_id: str, variant: str | None) 
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("java-channel-forgers")
-
-
-@pytest.fixture(scope="module")
 def ahead(request, provider, real_dataset, made):
     with graded_ahead(provider, real_dataset, selected(request, {
         "test_the_caller_class_file_attack_finds_no_test_bytes": lambda p: [

@@ -14,7 +14,7 @@ class's own `__eq__` decides. Now:
   whose equality always holds passes the copy (`canary_passed`).
 Each attacker under tests/fixtures/opaque_state/<language>/<name>/ (real exercises, solution
 files only, written knowing the defence) ends unresolved with the reason named in its
-forger.json; the honest private-state solutions (controls, written for this test) resolve.
+forger.json; the honest private-state solutions (made, written for this test) resolve.
 """
 
 from __future__ import annotations
@@ -90,17 +90,12 @@ def python_reference(directory: Path, benchmark: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def controls(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("opaque-state-controls")
-
-
-@pytest.fixture(scope="module")
-def ahead(request, provider, real_dataset, benchmark_checkout, controls):
+def ahead(request, provider, real_dataset, benchmark_checkout, made):
     with graded_ahead(provider, real_dataset, selected(request, {
         "test_opaque_state_attack_is_caught_and_honest_private_state_resolves":
             lambda p: [(p["case"], constructed_filter(benchmark_checkout, meta(p["case"])["instance_id"]))],
         "test_the_python_reference_resolves_with_equality_canaries":
-            lambda p: [(python_reference(controls, benchmark_checkout),
+            lambda p: [(python_reference(made, benchmark_checkout),
                         constructed_filter(benchmark_checkout, "python__sgf-parsing"))],
     })):
         yield
@@ -142,10 +137,10 @@ def test_opaque_state_attack_is_caught_and_honest_private_state_resolves(case: P
 
 
 @pytest.mark.docker
-def test_the_python_reference_resolves_with_equality_canaries(provider, real_dataset, benchmark_checkout, controls,
+def test_the_python_reference_resolves_with_equality_canaries(provider, real_dataset, benchmark_checkout, made,
                                                               ahead):
     """The control of sgf_always_equal: the benchmark's reference (read from the checkout, not
     kept here) passes the real tree tests and fails their copies with another literal."""
-    control = python_reference(controls, benchmark_checkout)
+    control = python_reference(made, benchmark_checkout)
     outcome = grade_forger(provider, real_dataset, control, **constructed_filter(benchmark_checkout, "python__sgf-parsing"))
     assert outcome.verdict.resolved, (outcome.verdict.reason, outcome.verdict.detail)

@@ -101,11 +101,6 @@ def _renumbered(made: Path, dataset: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def made(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("rust-key-forgers")
-
-
-@pytest.fixture(scope="module")
 def ahead(request, provider, real_dataset, made):
     with graded_ahead(provider, real_dataset, selected(request, {
         "test_reference_resolves_with_its_key": lambda p: [(_reference(made, real_dataset, p["instance_id"]), KEY_ONLY)],

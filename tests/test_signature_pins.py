@@ -199,14 +199,9 @@ UNPINNED = {"key": False}
 
 
 @pytest.fixture(scope="module")
-def controls(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("signature-pin-controls")
-
-
-@pytest.fixture(scope="module")
-def ahead(request, provider, real_dataset, controls):
+def ahead(request, provider, real_dataset, made):
     def control(attack: Path) -> Path:
-        return reference_copy(controls, real_dataset, json.loads((attack / "forger.json").read_text()))
+        return reference_copy(made, real_dataset, json.loads((attack / "forger.json").read_text()))
 
     with graded_ahead(provider, real_dataset, selected(request, {
         "test_a_solution_that_changes_a_stub_signature_does_not_build": lambda p: [(p["attack"], PINNED)],
@@ -238,7 +233,7 @@ def test_without_the_pins_the_checker_resolves(attack: Path, provider, real_data
 
 @pytest.mark.docker
 @pytest.mark.parametrize("attack", PINNED_ATTACKS, ids=[p.name for p in PINNED_ATTACKS])
-def test_the_reference_with_its_signatures_pinned_resolves(attack: Path, provider, real_dataset, controls, ahead):
-    control = reference_copy(controls, real_dataset, json.loads((attack / "forger.json").read_text()))
+def test_the_reference_with_its_signatures_pinned_resolves(attack: Path, provider, real_dataset, made, ahead):
+    control = reference_copy(made, real_dataset, json.loads((attack / "forger.json").read_text()))
     outcome = grade_forger(provider, real_dataset, control, **PINNED)
     assert outcome.verdict.resolved, outcome.verdict

@@ -89,24 +89,19 @@ def control(directory: Path, dataset: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def forgers(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("truth-canary-forgers")
-
-
-@pytest.fixture(scope="module")
-def ahead(request, provider, real_dataset, forgers):
+def ahead(request, provider, real_dataset, made):
     with graded_ahead(provider, real_dataset, selected(request, {
-        "test_red_team_11s_reader_of_the_calling_test_is_caught_by_the_copy": lambda p: [(reader(forgers), KEY_OFF)],
-        "test_the_luhn_from_reference_fails_every_copy": lambda p: [(control(forgers, real_dataset), KEY_OFF)],
+        "test_red_team_11s_reader_of_the_calling_test_is_caught_by_the_copy": lambda p: [(reader(made), KEY_OFF)],
+        "test_the_luhn_from_reference_fails_every_copy": lambda p: [(control(made, real_dataset), KEY_OFF)],
     })):
         yield
 
 
 @pytest.mark.docker
-def test_red_team_11s_reader_of_the_calling_test_is_caught_by_the_copy(provider, real_dataset, forgers, ahead):
+def test_red_team_11s_reader_of_the_calling_test_is_caught_by_the_copy(provider, real_dataset, made, ahead):
     """rust__luhn-from: the reader answers what each caller's `assert!` wants, so it passes the
     copies too."""
-    forger = reader(forgers)
+    forger = reader(made)
     # The key off: luhn-from's assertions stay in-process (with it, the key converts them all and
     # catches the reader itself: tests/test_rust_key_grading.py).
     outcome = grade_forger(provider, real_dataset, forger, **KEY_OFF)
@@ -116,7 +111,7 @@ def test_red_team_11s_reader_of_the_calling_test_is_caught_by_the_copy(provider,
 
 
 @pytest.mark.docker
-def test_the_luhn_from_reference_fails_every_copy(provider, real_dataset, forgers, ahead):
-    outcome = grade_forger(provider, real_dataset, control(forgers, real_dataset), **KEY_OFF)
+def test_the_luhn_from_reference_fails_every_copy(provider, real_dataset, made, ahead):
+    outcome = grade_forger(provider, real_dataset, control(made, real_dataset), **KEY_OFF)
     assert any(canary.mutation for canary in outcome.canaries), outcome.canaries
     assert outcome.verdict.resolved, outcome.verdict

@@ -156,14 +156,9 @@ KEY_OFF = {"key": False}
 
 
 @pytest.fixture(scope="module")
-def controls(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("always-equal-controls")
-
-
-@pytest.fixture(scope="module")
-def ahead(request, provider, real_dataset, controls):
+def ahead(request, provider, real_dataset, made):
     def control(attack: Path) -> Path:
-        return reference_copy(controls, real_dataset, json.loads((attack / "forger.json").read_text()))
+        return reference_copy(made, real_dataset, json.loads((attack / "forger.json").read_text()))
 
     with graded_ahead(provider, real_dataset, selected(request, {
         "test_an_always_equal_type_passes_its_copy_and_is_caught": lambda p: [(p["attack"], KEY_OFF)],
@@ -191,10 +186,10 @@ def test_an_always_equal_type_passes_its_copy_and_is_caught(attack: Path, provid
 
 @pytest.mark.docker
 @pytest.mark.parametrize("attack", ATTACKS, ids=[f"{p.parent.name}/{p.name}" for p in ATTACKS])
-def test_the_reference_with_the_same_canaries_resolves(attack: Path, provider, real_dataset, controls, ahead):
+def test_the_reference_with_the_same_canaries_resolves(attack: Path, provider, real_dataset, made, ahead):
     """Control: the instance's reference solution, graded the same way, resolves."""
     meta = json.loads((attack / "forger.json").read_text())
-    control = reference_copy(controls, real_dataset, meta)
+    control = reference_copy(made, real_dataset, meta)
     outcome = grade_forger(provider, real_dataset, control, **KEY_OFF)  # as the attack runs
     assert any(canary.mutation for canary in outcome.canaries), meta["instance_id"]
     assert outcome.verdict.resolved, outcome.verdict
