@@ -149,7 +149,7 @@ def engine_b():
     process = second_engine.start()
     client = docker.DockerClient(base_url=second_engine.HOST, timeout=120)
     yield client
-    for container in client.containers.list(all=True, filters={"label": LABEL_RUN}):
+    for container in client.containers.list(all=True, filters={"label": LABEL_RUN}, ignore_removed=True):
         container.remove(force=True)
     client.close()
     second_engine.stop(process)
@@ -221,7 +221,7 @@ class Created:
 def agents_running(client) -> list:
     """Agent containers whose agent process runs (pool spares idle until they serve one)."""
     running = []
-    for container in client.containers.list(filters={"label": f"{LABEL_ROLE}=agent"}):
+    for container in client.containers.list(filters={"label": f"{LABEL_ROLE}=agent"}, ignore_removed=True):
         try:
             processes = container.top().get("Processes") or []
         except docker.errors.APIError:
@@ -232,7 +232,8 @@ def agents_running(client) -> list:
 
 
 def leftovers(client) -> list[str]:
-    return [container.name for container in client.containers.list(all=True, filters={"label": LABEL_RUN})
+    listed = client.containers.list(all=True, filters={"label": LABEL_RUN}, ignore_removed=True)
+    return [container.name for container in listed
             if not made_by_the_background(container.labels or {})]
 
 
