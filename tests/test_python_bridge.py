@@ -297,25 +297,42 @@ def test_objects_methods_iteration_and_handle_equality_are_the_solutions(tmp_pat
     assert passed(run) == {"test_equality", "test_protocols", "test_attribute_write"}, run.output
 
 
-def test_arguments_reach_the_solution_as_copies(tmp_path):
+def test_containers_are_shared_with_the_solution_as_in_one_process(tmp_path):
+    """A leaky roster and a mutated argument fail the tests they fail in one process
+    (with copies both passed: the hole the wire's sync closes)."""
     run = run_bridge(tmp_path, """
+        class School:
+            def __init__(self):
+                self.names = []
+            def add(self, name):
+                self.names.append(name)
+            def roster(self):
+                return self.names
         def tamper(items, table):
             items[:] = ["changed"]
             table.clear()
             return items
         """, """
         import unittest
-        from subject import tamper
+        from subject import School, tamper
         class T(unittest.TestCase):
+            def test_roster_unchanged_by_the_caller(self):
+                school = School()
+                school.add("Anna")
+                school.roster().append("Mallory")
+                self.assertEqual(school.roster(), ["Anna"])
             def test_inputs_unchanged(self):
                 items, table = [1, 2], {"k": 1}
-                result = tamper(items, table)
+                tamper(items, table)
                 self.assertEqual(items, [1, 2])
-                self.assertEqual(table, {"k": 1})
-                self.assertEqual(result, ["changed"])
-                self.assertIsNot(result, items)
+            def test_inputs_are_the_solutions_to_change(self):
+                items, table = [1, 2], {"k": 1}
+                result = tamper(items, table)
+                self.assertIs(result, items)
+                self.assertEqual((items, table), (["changed"], {}))
         """)
-    assert passed(run) == {"test_inputs_unchanged"}, run.output
+    assert run.outcomes == {"test_roster_unchanged_by_the_caller": "failed", "test_inputs_unchanged": "failed",
+                            "test_inputs_are_the_solutions_to_change": PASSED}, run.output
 
 
 def test_callbacks_run_in_the_test_process_and_give_out_nothing_private(tmp_path):

@@ -105,10 +105,10 @@ class SolverBridge:
         return home if type(home) is int else None
 
     def ask(self, op: str, target: ReverseProxy, **fields: Any) -> Any:
-        encoded = {key: self.codec.encode(value) for key, value in fields.items() if key in ("args", "kwargs")}
+        values = {key: value for key, value in fields.items() if key in ("args", "kwargs")}
         plain = {key: value for key, value in fields.items() if key not in ("args", "kwargs")}
         try:
-            return self.channel.request(op, target=self._home_id(target), **plain, **encoded)
+            return self.channel.request(op, values, target=self._home_id(target), **plain)
         except RemoteError as error:
             raise self.rebuild(error.description) from None
 
@@ -141,7 +141,7 @@ class SolverBridge:
             return delattr(target, str(message.get("name")))
         args = self.codec.decode(message.get("args", {"t": []}))
         if op == "call":
-            return target(*args, **self.codec.decode(message.get("kwargs", {"d": []})))
+            return target(*args, **(self.codec.decode(message["kwargs"]) if "kwargs" in message else {}))
         if op == "dunder":
             return self._dunder(target, str(message.get("name")), args)
         raise ValueError(f"unknown request {op!r}")

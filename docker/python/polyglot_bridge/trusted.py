@@ -231,16 +231,16 @@ class TrustedBridge:
         return self.channel
 
     def import_module(self, name: str) -> Any:
-        return self._request("import", name=name)
+        return self._request("import", {}, name=name)
 
     def ask(self, op: str, target: Any, **fields: Any) -> Any:
-        encoded = {key: self.codec.encode(value) for key, value in fields.items() if key in ("args", "kwargs", "value")}
+        values = {key: value for key, value in fields.items() if key in ("args", "kwargs", "value")}
         plain = {key: value for key, value in fields.items() if key not in ("args", "kwargs", "value")}
-        return self._request(op, target=self._home_id(target), **plain, **encoded)
+        return self._request(op, values, target=self._home_id(target), **plain)
 
-    def _request(self, op: str, **fields: Any) -> Any:
+    def _request(self, op: str, values: dict[str, Any], **fields: Any) -> Any:
         try:
-            return self._connected().request(op, **fields)
+            return self._connected().request(op, values, **fields)
         except RemoteError as error:
             raise self.rebuild(error.description) from None
         except BridgeError:
@@ -319,7 +319,7 @@ class TrustedBridge:
         if type(args) is not tuple:
             raise TypeError("arguments must be a tuple")
         if op == "call":
-            kwargs = self.codec.decode(message.get("kwargs", {"d": []}))
+            kwargs = self.codec.decode(message["kwargs"]) if "kwargs" in message else {}
             if not callable(target) or type(kwargs) is not dict:
                 raise TypeError("not callable")
             return target(*args, **kwargs)
