@@ -14,7 +14,6 @@ import socket
 import struct
 import sys
 import threading
-import time
 from typing import Any, Callable
 
 import pytest

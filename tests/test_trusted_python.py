@@ -6,6 +6,10 @@ it wins when the solution shares the test process) must end unresolved, with the
 named after what the trusted side caught where it can tell. No canary is planted here (the
 dataset records no expected tests) and the source policy is off: the trusted process alone
 must hold.
+
+Our own school-roster exercise (tests/fixtures/shared_containers/) pins that containers are
+shared as in one process: a solution that hands out its own lists, or sorts the caller's, is
+graded exactly as in process (unresolved), the reference resolves.
 """
 
 from __future__ import annotations
@@ -64,7 +68,10 @@ def grade_patch(sandboxes, image: str, instance: Instance, patch: str, test_time
 
 
 def attacker_files(attacker: Path) -> dict[str, bytes]:
-    root = attacker / "files"
+    return files_under(attacker / "files")
+
+
+def files_under(root: Path) -> dict[str, bytes]:
     return {path.relative_to(root).as_posix(): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
 
 
@@ -103,3 +110,36 @@ def test_reference_of_an_attacked_exercise_resolves_under_trusted_grading(instan
     outcome = grade_patch(sandboxes, python_image, instance, reference_patch(instance))
     assert outcome.isolation == Isolation.TRUSTED_PROCESS
     assert outcome.verdict.resolved, (outcome.verdict, (outcome.exec_result.output if outcome.exec_result else "")[-2000:])
+
+
+SHARED_CONTAINERS = Path(__file__).resolve().parent / "fixtures" / "shared_containers"
+
+
+@pytest.fixture(scope="module")
+def school_roster(tmp_path_factory) -> Instance:
+    output = tmp_path_factory.mktemp("shared-containers") / "polyglot"
+    prepare_dataset(SHARED_CONTAINERS, output, languages=["python"], log=lambda message: None, record_expected=False)
+    (instance,) = load_dataset(output)
+    return instance
+
+
+def _outcomes(outcome) -> dict[str, str]:
+    return {case.name.rsplit("::", 1)[-1]: case.outcome for case in outcome.results.cases}
+
+
+@pytest.mark.parametrize("solution", ["leaky", "mutating", "reference"])
+def test_containers_are_shared_as_in_one_process(solution, school_roster, sandboxes, python_image):
+    """leaky hands out its own roster and grade lists (the test's change is the school's),
+    mutating sorts the list it is given: each fails, test by test, what it fails in process.
+    With arguments and results crossing as copies both were graded resolved."""
+    instance = school_roster
+    if solution == "reference":
+        patch = reference_patch(instance)
+    else:
+        patch = patch_writing(instance, files_under(SHARED_CONTAINERS / "solutions" / solution))
+    trusted = grade_patch(sandboxes, python_image, instance, patch)
+    in_process = grade_patch(sandboxes, python_image, instance, patch,
+                             language=dataclasses.replace(instance.language_spec, trusted=None))
+    assert trusted.isolation == Isolation.TRUSTED_PROCESS and in_process.isolation == "in_process"
+    assert trusted.verdict.resolved is (solution == "reference"), (trusted.verdict, _outcomes(trusted))
+    assert _outcomes(trusted) == _outcomes(in_process) and len(_outcomes(trusted)) == 6

@@ -2,6 +2,12 @@
 
 Rules (the README's "What a verdict means" states them as guarantees):
 - plain data arrives as exact builtin types (wire.py); anything else is a Handle;
+- lists, dicts and sets are shared with the solver as in one process (wire.py): the solver
+  may change those the tests passed in, at any point it holds control, exactly as a solution
+  sharing the process could, Handles of its objects included. What it puts there is decoded
+  like any answer (exact builtins or Handles): no solution code runs here, and comparisons
+  with a Handle are still decided by the rules below (a test that hands its expected value
+  to the solution compares with what the solution made of it, as in one process);
 - a Handle never equals a value that is not a Handle (its == answers NotImplemented, so
   Python falls back to identity: False), and no operator between a Handle and a plain
   value reaches the solver (ordering, arithmetic: TypeError; `value in handle` is decided

@@ -357,7 +357,7 @@ class Channel:
         except BaseException as error:  # the peer gets every failure of its request
             if self.broken:
                 raise
-            self._send(lambda: {"k": "r", "id": ident, "err": self.describe_error(error)})
+            self._send(lambda failure=error: {"k": "r", "id": ident, "err": self.describe_error(failure)})
 
     def _check(self) -> None:
         if self.broken:
