@@ -250,7 +250,8 @@ class TrustedBridge:
         except RemoteError as error:
             raise self.rebuild(error.description) from None
         except BridgeError:
-            EVENTS.note("bridge_broken")
+            if self.failure or self.channel.broken:  # not a value of the test's too deep to send
+                EVENTS.note("bridge_broken")
             raise
 
     # --- the solver's objects as ours -------------------------------------------------

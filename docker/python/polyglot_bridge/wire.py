@@ -25,9 +25,10 @@ receiver's), applied in place before anything else of the message is read. Chang
 by identity (a snapshot of the items, or of keys and values, held strongly), so no comparison
 hook of either side runs. `drop` (applied after `sync`) names containers the sender stopped
 tracking: nothing but its tracker referred to them (lists and dicts take no weak references),
-so the peer's copy is now simply the peer's own. A sync or drop naming an id the receiver never saw, or a
-container crossing twice under one id, is a protocol violation. A container nested within
-itself is never dropped (its own snapshot refers to it).
+so the peer's copy is now simply the peer's own. A message that cannot be built (a value
+nested too deeply) still sends its sync, alone, as {"k": "s"}. A sync or drop naming an id
+the receiver never saw, or a container crossing twice under one id, breaks the channel. A
+container within itself is never dropped (its own snapshot refers to it): a cycle stays.
 """
 
 from __future__ import annotations
