@@ -65,7 +65,7 @@ class School:
 
     def functions(self) -> dict[str, Callable[..., Any]]:
         return {"add": self.add, "roster": lambda: self.roster, "count": lambda: len(self.roster),
-                "keep": self.keep, "kept_sum": lambda: sum(self.kept), "sort_in_place": self.sort_in_place,
+                "keep": self.keep, "kept": lambda: self.kept, "kept_sum": lambda: sum(self.kept), "sort_in_place": self.sort_in_place,
                 "echo": lambda value: value}
 
     def add(self, name: str) -> list[str]:
@@ -197,6 +197,21 @@ def test_containers_nobody_holds_are_pruned_on_both_sides(ends):
     assert len(test.codec.tracked) <= 3 and len(solution.codec.tracked) <= 3
     held.append(1)
     assert test.call("held") is kept and kept == [0, 1]
+
+
+def test_a_container_one_side_let_go_of_is_the_other_sides_own(ends):
+    """The test keeps no reference to the list it passed: its next message drops it, and the
+    solution's copy crosses back as the solution's own container."""
+    school = School()
+    test, solution = ends(school.functions())
+    test.call("keep", [1, 2])
+    test.call("count")
+    assert not test.codec.mine and not solution.codec.theirs
+    school.kept.append(3)
+    returned = test.call("kept")
+    assert returned == [1, 2, 3] and test.call("kept") is returned
+    returned.append(4)
+    assert test.call("kept_sum") == 10
 
 
 def test_a_container_within_itself_crosses(ends):
