@@ -42,6 +42,8 @@ BRIDGE = Path(__file__).resolve().parent.parent / "docker" / "javascript"
 IN_PROCESS = {"canaries": False, "spec_changes": (("trusted", None),)}
 TURN_TIMERS = Path(__file__).resolve().parent / "fixtures" / "turn_timers" / "promises_slow_answers"
 NODE_TIMERS = {"environment": (("POLYGLOT_BRIDGE_NODE_TIMERS", "1"),)}
+SHARED_ROSTER = ATTACKERS_DIR / "shared_roster"
+COPIES = {"environment": (("POLYGLOT_BRIDGE_COPIES", "1"),)}
 
 
 def trusted_options(attacker: Path) -> dict:
@@ -56,6 +58,7 @@ def ahead(request, provider, real_dataset):
         "test_attacker_resolves_when_graded_in_process": lambda p: [(p["attacker"], IN_PROCESS)],
         "test_the_specs_timers_keep_one_processs_order_however_slow_the_answers":
             lambda p: [(TURN_TIMERS, {}), (TURN_TIMERS, NODE_TIMERS)],
+        "test_containers_copied_instead_of_shared_let_a_leaking_solution_resolve": lambda p: [(SHARED_ROSTER, COPIES)],
     })):
         yield
 
@@ -67,6 +70,10 @@ def test_attacker_is_unresolved_in_the_trusted_process(attacker: Path, provider,
     assert outcome.isolation == "trusted_process", outcome.isolation
     assert not outcome.verdict.resolved, f"{attacker.name} ({meta(attacker)['description']}) was graded resolved"
     assert outcome.exec_result is not None and not outcome.exec_result.timed_out, "the tests must fail, not hang"
+    # Where the canaries would stop it anyway, the real tests it names must fail on their own.
+    failed = {case.name for case in outcome.real_results.cases if case.outcome != "passed"}
+    for name in meta(attacker).get("real_tests_fail", ()):
+        assert any(case.endswith(name) for case in failed), (attacker.name, name, sorted(failed))
 
 
 @pytest.mark.docker
@@ -120,3 +127,13 @@ def test_the_specs_timers_keep_one_processs_order_however_slow_the_answers(provi
     control = grade_forger(provider, real_dataset, TURN_TIMERS, **NODE_TIMERS)
     failed = {case.name.rsplit(" race ", 1)[-1] for case in control.real_results.cases if case.outcome != "passed"}
     assert "resolves with value of the fastest successful promise" in failed, failed
+
+
+@pytest.mark.docker
+def test_containers_copied_instead_of_shared_let_a_leaking_solution_resolve(provider, real_dataset, ahead):
+    """The negative control of `shared_roster` (unresolved above): with containers copied across
+    the bridge, as before shared.js, the push into the returned roster never reaches the school,
+    and a solution without the property the spec tests resolves."""
+    outcome = grade_forger(provider, real_dataset, SHARED_ROSTER, **COPIES)
+    assert outcome.isolation == "trusted_process"
+    assert outcome.verdict.resolved, outcome.verdict

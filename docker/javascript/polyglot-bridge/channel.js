@@ -18,9 +18,12 @@ class ChannelClosed extends Error {}
 class Channel {
   // mode: 'listen' (the test process) or 'connect' (the solution process); serve(message)
   // answers a request synchronously (returns the reply value or throws); onNote(message)
-  // takes a one-way message; keepAlive: whether the channel alone keeps the process running.
-  constructor({ mode, socketPath, serve, onNote, encodeError, callTimeoutMs, connectMs = 30000, keepAlive = false }) {
+  // takes a one-way message; keepAlive: whether the channel alone keeps the process running;
+  // sync: {changes() -> entries, apply(entries)}, the shared containers (shared.js): every
+  // message sent carries the changes, every message received has them written in first.
+  constructor({ mode, socketPath, serve, onNote, encodeError, callTimeoutMs, connectMs = 30000, keepAlive = false, sync = null }) {
     this.serve = serve;
+    this.sync = sync;
     this.encodeError = encodeError;
     this.onNote = onNote;
     this.callTimeoutMs = callTimeoutMs;
@@ -48,7 +51,8 @@ class Channel {
   }
 
   send(message) {
-    const body = Buffer.from(JSON.stringify(message), 'utf8');
+    const changes = this.sync ? this.sync.changes() : [];
+    const body = Buffer.from(JSON.stringify(changes.length ? { ...message, sync: changes } : message), 'utf8');
     if (body.length > MAX_FRAME) throw new RangeError(`a message over ${MAX_FRAME} bytes cannot cross`);
     const frame = Buffer.alloc(4 + body.length);
     frame.writeUInt32BE(body.length, 0);
@@ -135,6 +139,14 @@ class Channel {
       return this.close('the peer sent a message that is not JSON');
     }
     if (message === null || typeof message !== 'object') return this.close('the peer sent a malformed message');
+    if (message.sync !== undefined) {
+      if (!this.sync) return this.close('the peer sent containers nobody shares');
+      try {
+        this.sync.apply(message.sync);
+      } catch (error) {
+        return this.close(`the peer sent a malformed sync: ${error && error.message}`);
+      }
+    }
     if (message.k === 'res') {
       // Calls nest, so the only reply that may come is the innermost awaited one.
       return message.id === awaited ? message : this.close('the peer answered a call nobody waits for');

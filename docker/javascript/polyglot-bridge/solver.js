@@ -13,6 +13,7 @@ const path = require('path');
 const { Worker } = require('worker_threads');
 const { Channel } = require('./channel');
 const { encoder, decoder, builtinBase, ProtocolError } = require('./wire');
+const { sharing } = require('./shared');
 // Before any solution code runs: it keeps the builtins it uses as they are now.
 const { hiddenState } = require('./private-state');
 
@@ -144,7 +145,11 @@ function encodeError(error) {
   };
 }
 
+// Arrays, plain objects, Maps and Sets are shared with the test process (shared.js).
+const shared = sharing();
+
 const encode = encoder({
+  ...shared.encoding,
   peerId: (value) => peerFunctionIds.get(value),
   ownFunction: (fn) => (fn.prototype instanceof Error && !Object.values(BUILTINS).includes(fn)
     ? { t: 'ec', base: builtinBase(fn.prototype, BUILTINS), message: '', classes: errorClassChain(fn) }
@@ -173,6 +178,7 @@ function settle(id, ok, value) {
 }
 
 const decode = decoder({
+  ...shared.decoding,
   peerRef: (wire) => {
     if (!peerFunctions.has(wire.id)) {
       // A test function: calling it is all the solution can do. A test object: a token.
@@ -205,11 +211,18 @@ function key(wire) {
   throw new ProtocolError('not a property key');
 }
 
-// A module's exports cross as a fresh object of its exports (each encoded on its own: its
-// classes and functions as handles), however the module object itself looks.
+// A namespace (a module's exports, an object's own properties or hidden state in a snapshot)
+// crosses as [name, value] pairs, functions included (as handles), from which the test process
+// makes its own object: a plain object crossing as data never holds a function (wire.js).
+function encodeNamespace(object) {
+  return Object.keys(object).map((name) => [name, encode(object[name])]);
+}
+
+// A module's exports: its namespace, however the module object itself looks, or the one value
+// it exports (a function, a class, data).
 function encodeModule(exports) {
-  if (exports === null || typeof exports !== 'object') return encode(exports);
-  return { t: 'o', v: Object.keys(exports).map((name) => [name, encode(exports[name])]) };
+  if (exports === null || typeof exports !== 'object') return ['value', encode(exports)];
+  return ['namespace', encodeNamespace(exports)];
 }
 
 const OPERATIONS = {
@@ -228,13 +241,10 @@ const OPERATIONS = {
   program: (request) => runProgram(request),
 };
 
-// A snapshot and its properties cross as fresh objects whatever they hold (a class, methods).
+// A snapshot crosses as [field, value] pairs, its properties and hidden state as namespaces.
 function encodeSnapshot({ tag, ctor, props, items, hidden }) {
-  const fields = {
-    tag, ctor: encode(ctor), props: encodeModule(props), items: items === null ? null : encode(items),
-    hidden: { t: 'o', v: [['private', encodeModule(hidden.private)], ['kept', encode(hidden.kept)], ['captured', encodeModule(hidden.captured)]] },
-  };
-  return { t: 'o', v: Object.entries(fields) };
+  return [['tag', tag], ['ctor', encode(ctor)], ['props', encodeNamespace(props)], ['items', items === null ? null : encode(items)],
+    ['private', encodeNamespace(hidden.private)], ['kept', encode(hidden.kept)], ['captured', encodeNamespace(hidden.captured)]];
 }
 
 // What jest's equality reads of an object, as data for the test process to compare: its
@@ -257,7 +267,7 @@ function serve(request) {
   const operation = Object.prototype.hasOwnProperty.call(OPERATIONS, request.op) ? OPERATIONS[request.op] : null;
   if (!operation) throw new ProtocolError(`no operation ${String(request.op).slice(0, 20)}`);
   const result = operation(request);
-  if (request.op === 'load' || request.op === 'program') return encodeModule(result);
+  if (request.op === 'load') return encodeModule(result);
   return request.op === 'snapshot' ? encodeSnapshot(result) : encode(result);
 }
 
@@ -277,6 +287,6 @@ process.on('unhandledRejection', () => {});
 compileWithBabel();
 const channel = new Channel({
   mode: 'connect', socketPath: process.argv[2], serve, onNote, encodeError,
-  callTimeoutMs: CALL_TIMEOUT_MS, connectMs: CONNECT_MS, keepAlive: true,
+  callTimeoutMs: CALL_TIMEOUT_MS, connectMs: CONNECT_MS, keepAlive: true, sync: shared.sync(encode, decode),
 });
 channel.onClose = () => process.exit(0);

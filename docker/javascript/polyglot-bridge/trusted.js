@@ -14,6 +14,7 @@
 const fs = require('fs');
 const { Channel } = require('./channel');
 const { encoder, decoder, builtinBase, BUILTIN_ERRORS, ProtocolError } = require('./wire');
+const { sharing } = require('./shared');
 
 // Under jest's --testTimeout (60 s): a solution that never answers fails its test in time.
 const CALL_TIMEOUT_MS = Number(process.env.POLYGLOT_BRIDGE_CALL_TIMEOUT_MS) || 50000;
@@ -142,7 +143,11 @@ function localError({ base, message, classes }) {
 
 const BUILTINS = Object.fromEntries(BUILTIN_ERRORS.filter((name) => globalThis[name]).map((name) => [name, globalThis[name]]));
 
+// Arrays, plain objects, Maps and Sets are shared with the solution process (shared.js).
+const shared = sharing();
+
 const encode = encoder({
+  ...shared.encoding,
   peerId: (value) => handleIds.get(value),
   ownFunction: (fn) => ({ t: 'h', id: lend(fn), kind: 'function' }),
   // Any other object of the tests (a timer, a class instance, a cyclic structure) crosses as
@@ -181,6 +186,7 @@ function settleRemote(id, ok, value) {
 }
 
 const decode = decoder({
+  ...shared.decoding,
   peerRef: (wire) => handleById.get(wire.id) || makeHandle(wire),
   ownRef: (id) => {
     if (!ownFunctions.has(id)) throw new ProtocolError(`no function ${id} here`);
@@ -210,6 +216,7 @@ function bridge() {
       encodeError: (error) => (error instanceof Error ? encode(error) : encode(error)),
       callTimeoutMs: CALL_TIMEOUT_MS,
       connectMs: 60000, // the solution process is normally connecting already
+      sync: shared.sync(encode, decode),
     });
     channel.onClose = (reason) => {
       // This side never closes the channel: a close is the peer dying, a protocol violation,
@@ -253,7 +260,29 @@ function settleLocal(note) {
 // --- what jest sees -------------------------------------------------------------------------
 function solutionModule(relativePath, specNames, compiled) {
   declare(specNames);
-  return remote({ op: 'load', path: relativePath, code: compiled });
+  const loaded = remote({ op: 'load', path: relativePath, code: compiled });
+  if (!Array.isArray(loaded) || loaded.length !== 2 || !['namespace', 'value'].includes(loaded[0])) throw new ProtocolError('malformed module from the solution process');
+  return loaded[0] === 'namespace' ? namespace(loaded[1], (value) => value) : loaded[1];
+}
+
+// An object made here from a namespace's [name, value] pairs (solver.js encodeNamespace), each
+// value as `keep` makes it.
+function namespace(pairs, keep) {
+  const valid = Array.isArray(pairs) && pairs.every((pair) => Array.isArray(pair) && pair.length === 2 && typeof pair[0] === 'string');
+  if (!valid) throw new ProtocolError('malformed namespace from the solution process');
+  const object = {};
+  for (const [name, value] of pairs) Object.defineProperty(object, name, { value: keep(value), writable: true, enumerable: true, configurable: true });
+  return object;
+}
+
+// A function in a snapshot's data, as jest compares functions in one process: equal only to
+// itself. A token, not the function: a snapshot holding a callable `asymmetricMatch` would make
+// jest ask the solution whether two objects are equal (own_property_matcher).
+const functionTokens = new WeakMap();
+function dataOnly(value) {
+  if (typeof value !== 'function') return value;
+  if (!functionTokens.has(value)) functionTokens.set(value, Symbol(`function ${value.name}`));
+  return functionTokens.get(value);
 }
 
 // The solution run as a program (program.js): its status and output, as data.
@@ -310,13 +339,13 @@ function observable(found) {
 }
 
 function snapshotOf(handle) {
-  const found = remote({ op: 'snapshot', target: { t: 'r', id: handleIds.get(handle) } });
-  const valid = found && typeof found.tag === 'string' && typeof found.props === 'object' && found.props !== null
-    && (found.items === null || Array.isArray(found.items)) && found.hidden && typeof found.hidden === 'object'
-    && typeof found.hidden.private === 'object' && found.hidden.private !== null && Array.isArray(found.hidden.kept)
-    && typeof found.hidden.captured === 'object' && found.hidden.captured !== null;
+  const fields = namespace(remote({ op: 'snapshot', target: { t: 'r', id: handleIds.get(handle) } }), (value) => value);
+  const valid = typeof fields.tag === 'string' && (fields.items === null || Array.isArray(fields.items)) && Array.isArray(fields.kept);
   if (!valid) throw new ProtocolError('malformed snapshot from the solution process');
-  return found;
+  return {
+    tag: fields.tag, ctor: fields.ctor, props: namespace(fields.props, dataOnly), items: fields.items,
+    hidden: { private: namespace(fields.private, dataOnly), kept: fields.kept, captured: namespace(fields.captured, dataOnly) },
+  };
 }
 
 module.exports = { solutionModule, solutionProgram, handleEquality, isHandle, start: bridge };

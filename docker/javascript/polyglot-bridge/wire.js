@@ -14,6 +14,11 @@
 //   {t:'h', id, kind:'object'|'function', name?} an object the SENDER keeps (a handle)
 //   {t:'r', id} an object the RECEIVER keeps (a handle coming home)
 //   {t:'p', id} a promise the sender settles later with a {k:'note', op:'settle'} message
+//   {t:'A', id, k, v} a container the SENDER shares (k: 'a' array, 'o' plain object, 'm' Map,
+//        's' Set; v: its items, [key, value] pairs, entries, values), when the side shares
+//        containers (shared.js): the receiver keeps one copy per id and refreshes it
+//   {t:'R', id, k, v} the receiver's own shared container coming home (v: the sender's view)
+// Without `container` in the side, containers cross as the plain forms above ([..], 'o', 'm', 's').
 const { types } = require('util');
 
 const MAX_DEPTH = 256;
@@ -32,8 +37,35 @@ function encodeNumber(value) {
   return { t: 'n', v: Object.is(value, -0) ? '-0' : String(value) };
 }
 
+// What kind of container `value` is when it crosses as data ('a', 'o', 'm', 's'), or null.
+// By the engine's own brand (internal slots), never by what the value says it is: a thenable
+// whose Symbol.toStringTag is 'Promise' is an object of the solution's (red team 15).
+function containerKind(value) {
+  if (value === null || typeof value !== 'object') return null;
+  if (Array.isArray(value)) return 'a';
+  if (types.isMap(value)) return 'm';
+  if (types.isSet(value)) return 's';
+  if (types.isPromise(value) || types.isNativeError(value) || types.isDate(value)) return null;
+  return isPlainObject(value) && hasOnlyData(value) ? 'o' : null;
+}
+
+const PLAIN = {
+  a: (content) => content,
+  o: (content) => ({ t: 'o', v: content }),
+  m: (content) => ({ t: 'm', v: content }),
+  s: (content) => ({ t: 's', v: content }),
+};
+
+function contentOf(kind, value, inner) {
+  if (kind === 'a') return Array.from(value, inner);
+  if (kind === 'o') return Object.keys(value).map((key) => [key, inner(value[key])]);
+  if (kind === 'm') return Array.from(Map.prototype.entries.call(value), ([k, v]) => [inner(k), inner(v)]);
+  return Array.from(Set.prototype.values.call(value), inner);
+}
+
 // side: { peerId(value) -> id|undefined, ownFunction(fn), ownObject(obj, encode),
-//         promise(p), error(e) }
+//         promise(p), error(e), container?(value, kind, content) (shared.js) }
+// The encoder's `content(kind, value)` encodes a container's content (for a sync).
 function encoder(side) {
   const encode = (value, depth = 0, path = []) => {
     if (depth > MAX_DEPTH) throw new RangeError('a value nested too deeply cannot cross');
@@ -52,17 +84,17 @@ function encoder(side) {
     if (path.includes(value)) return side.ownObject(value, null); // a cycle: the sender decides
     const nested = path.concat([value]);
     const inner = (item) => encode(item, depth + 1, nested);
-    if (Array.isArray(value)) return Array.from(value, inner);
-    // By the engine's own brand (internal slots), never by what the value says it is: a
-    // thenable whose Symbol.toStringTag is 'Promise' is an object of the solution's (red team 15).
+    const kind = containerKind(value);
+    if (kind !== null) {
+      const content = () => contentOf(kind, value, inner);
+      return side.container ? side.container(value, kind, content) : PLAIN[kind](content());
+    }
     if (types.isPromise(value)) return side.promise(value);
     if (types.isNativeError(value)) return side.error(value);
     if (types.isDate(value)) return { t: 'd', v: encodeNumber(Date.prototype.getTime.call(value)) };
-    if (types.isMap(value)) return { t: 'm', v: Array.from(Map.prototype.entries.call(value), ([k, v]) => [inner(k), inner(v)]) };
-    if (types.isSet(value)) return { t: 's', v: Array.from(Set.prototype.values.call(value), inner) };
-    if (isPlainObject(value) && hasOnlyData(value)) return plainObject(value, inner);
     return side.ownObject(value, inner);
   };
+  encode.content = (kind, value) => contentOf(kind, value, (item) => encode(item, 1, [value]));
   return encode;
 }
 
@@ -76,10 +108,6 @@ function hasOnlyData(value) {
   });
 }
 
-function plainObject(value, inner) {
-  return { t: 'o', v: Object.keys(value).map((key) => [key, inner(value[key])]) };
-}
-
 function check(condition, what) {
   if (!condition) throw new ProtocolError(`malformed value from the other process: ${what}`);
 }
@@ -88,7 +116,9 @@ function isId(id) {
   return Number.isSafeInteger(id) && id > 0;
 }
 
-// side: { peerRef(wire), ownRef(id), promise(id), error(wire), errorClass(wire) }
+// side: { peerRef(wire), ownRef(id), promise(id), error(wire), errorClass(wire),
+//         copyOf?(wire, decodeContent), home?(wire, decodeContent) (shared.js) }
+// The decoder's `content(kind, v)` decodes a container's content (for a sync).
 function decoder(side) {
   const decode = (wire, depth = 0) => {
     check(depth <= MAX_DEPTH, 'nested too deeply');
@@ -110,20 +140,37 @@ function decoder(side) {
       case 'h': check(isId(wire.id) && (wire.kind === 'object' || wire.kind === 'function'), 'handle'); return side.peerRef(wire);
       case 'r': check(isId(wire.id), 'reference'); return side.ownRef(wire.id);
       case 'p': check(isId(wire.id), 'promise'); return side.promise(wire.id);
+      case 'A': case 'R': {
+        check(isId(wire.id) && Object.prototype.hasOwnProperty.call(PLAIN, wire.k) && side.copyOf, 'shared container');
+        const content = (kind, v) => decodeContent(kind, v, inner);
+        return wire.t === 'A' ? side.copyOf(wire, content) : side.home(wire, content);
+      }
       default: throw new ProtocolError(`malformed value from the other process: tag ${String(wire.t).slice(0, 20)}`);
     }
   };
+  decode.content = (kind, v) => decodeContent(kind, v, (item) => decode(item, 1));
   return decode;
 }
 
+// A container's content as sent (contentOf), decoded: items, or [key, value] pairs.
+function decodeContent(kind, v, inner) {
+  check(Array.isArray(v), 'container');
+  if (kind === 'a' || kind === 's') return v.map(inner);
+  return v.map((pair) => {
+    check(Array.isArray(pair) && pair.length === 2 && (kind === 'm' || typeof pair[0] === 'string'), 'container entry');
+    if (kind === 'm') return [inner(pair[0]), inner(pair[1])];
+    // A plain object holds data only, as its sender's encoder decides (hasOnlyData): a callable
+    // value under `asymmetricMatch` or `then` would make jest ask the sender about equality.
+    const value = inner(pair[1]);
+    check(typeof value !== 'function', 'a plain object holding a function');
+    return [pair[0], value];
+  });
+}
+
 function decodeObject(entries, inner) {
-  check(Array.isArray(entries), 'object');
   const object = {};
-  for (const entry of entries) {
-    check(Array.isArray(entry) && entry.length === 2 && typeof entry[0] === 'string', 'object entry');
-    // defineProperty, not assignment: a key named __proto__ stays plain data
-    Object.defineProperty(object, entry[0], { value: inner(entry[1]), writable: true, enumerable: true, configurable: true });
-  }
+  // defineProperty, not assignment: a key named __proto__ stays plain data
+  for (const [key, value] of decodeContent('o', entries, inner)) Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
   return object;
 }
 
@@ -145,4 +192,4 @@ function builtinBase(error, globals) {
   return 'Error';
 }
 
-module.exports = { encoder, decoder, builtinBase, ProtocolError, BUILTIN_ERRORS, plainObject };
+module.exports = { encoder, decoder, containerKind, builtinBase, ProtocolError, BUILTIN_ERRORS };
