@@ -114,6 +114,30 @@ run('a_method_ends_sharing', (test, solution) => {
   return [copy.n, 'asymmetricMatch' in copy];
 });
 
+run('locks_cross', (test, solution) => {
+  const grades = Object.freeze(['Aimee']);
+  const sealed = Object.seal({ a: 1 });
+  const [copy, sealedCopy] = test.receive(solution.send([grades, sealed]));
+  let pushed;
+  try { copy.push('Oops.'); pushed = 'pushed'; } catch (error) { pushed = error.constructor.name; }
+  sealedCopy.a = 2;
+  const mine = [1];
+  const theirs = solution.receive(test.send(mine));
+  Object.freeze(mine); // the test locks its own array after passing it
+  solution.receive(test.send('next'));
+  return [pushed, Object.isFrozen(copy), Object.isSealed(sealedCopy) && !Object.isFrozen(sealedCopy), Object.isFrozen(theirs)];
+});
+
+run('write_into_a_locked_container', (test, solution) => {
+  const mine = Object.freeze([1]);
+  solution.receive(test.send(mine));
+  return test.receive(JSON.stringify({ v: 0, sync: [{ t: 'R', id: 1, k: 'a', v: [1, 2], x: 'f' }] }));
+});
+run('malformed_lock', (test, solution) => {
+  test.receive(solution.send([1]));
+  return test.receive(JSON.stringify({ v: 0, sync: [{ t: 'A', id: 1, k: 'a', v: [1], x: 'q' }] }));
+});
+
 run('unknown_container', (test) => test.receive(JSON.stringify({ v: 0, sync: [{ t: 'R', id: 99, k: 'a', v: [] }] })));
 run('function_in_object', (test) => test.receive(JSON.stringify({ v: { t: 'o', v: [['asymmetricMatch', { t: 'h', id: 4, kind: 'function' }]] } })));
 run('function_in_sync', (test, solution) => {
@@ -167,6 +191,17 @@ def test_maps_and_sets_are_shared_too(results):
 
 def test_an_object_that_gains_a_method_stops_being_shared_and_its_copy_keeps_its_data(results):
     assert results["a_method_ends_sharing"] == [1, False]
+
+
+def test_a_copy_is_locked_as_its_original_so_a_push_into_a_frozen_roster_throws_as_in_one_process(results):
+    """Red team 16: a frozen internal array's copy took the test's push, the solution's side
+    refused the write silently and the copy was rewritten at the next call."""
+    assert results["locks_cross"] == ["TypeError", True, True, True]
+
+
+def test_a_write_a_lock_refuses_or_an_unknown_lock_breaks_the_channel(results):
+    assert results["write_into_a_locked_container"].startswith("ProtocolError"), results["write_into_a_locked_container"]
+    assert results["malformed_lock"].startswith("ProtocolError"), results["malformed_lock"]
 
 
 def test_the_peer_may_not_name_a_container_it_was_not_given_nor_change_its_kind(results):

@@ -76,21 +76,38 @@ function sameLevel(a, b) {
   return true;
 }
 
+// How far a container is locked ('f' frozen, 's' sealed, 'n' not extensible, '' none): a copy
+// is locked as its original is, so a test's push into a frozen roster's copy throws as it does
+// in one process (red team 16: a frozen internal array whose copy took the push, the write
+// then refused on the solution's side and the copy rewritten at the next call).
+function lockOf(value) {
+  if (Object.isExtensible(value)) return '';
+  if (Object.isFrozen(value)) return 'f';
+  return Object.isSealed(value) ? 's' : 'n';
+}
+
+const LOCKS = { f: Object.freeze, s: Object.seal, n: Object.preventExtensions };
+
 function empty(kind) {
   if (kind === 'a') return [];
   if (kind === 'o') return {};
   return kind === 'm' ? new Map() : new Set();
 }
 
-// Writes decoded content (wire.js decodeContent: items, [key, value] pairs) into `target`.
+// Writes decoded content (wire.js decodeContent: items, [key, value] pairs) into `target`,
+// touching only what differs (a sealed container takes new values for the keys it has).
 function fill(kind, target, content) {
   if (kind === 'a') {
-    target.length = content.length;
-    for (let index = 0; index < content.length; index += 1) target[index] = content[index];
+    if (target.length !== content.length) target.length = content.length;
+    for (let index = 0; index < content.length; index += 1) if (!Object.is(target[index], content[index])) target[index] = content[index];
   } else if (kind === 'o') {
-    for (const key of Object.keys(target)) delete target[key];
-    // defineProperty, not assignment: a key named __proto__ stays plain data
-    for (const [key, item] of content) Object.defineProperty(target, key, { value: item, writable: true, enumerable: true, configurable: true });
+    const wanted = new Map(content);
+    for (const key of Object.keys(target)) if (!wanted.has(key)) delete target[key];
+    for (const [key, item] of content) {
+      // defineProperty for a new key: one named __proto__ stays plain data
+      if (!Object.prototype.hasOwnProperty.call(target, key)) Object.defineProperty(target, key, { value: item, writable: true, enumerable: true, configurable: true });
+      else if (!Object.is(target[key], item)) target[key] = item;
+    }
   } else if (kind === 'm') {
     Map.prototype.clear.call(target);
     for (const [key, item] of content) Map.prototype.set.call(target, key, item);
@@ -103,6 +120,10 @@ function fill(kind, target, content) {
 function flat(kind, content) {
   if (kind === 'a') return content.concat([content.length]);
   return kind === 's' ? content : content.flat();
+}
+
+function checkLock(wire) {
+  if (wire.x !== undefined && !Object.prototype.hasOwnProperty.call(LOCKS, wire.x)) throw new ProtocolError('malformed lock');
 }
 
 class SharedContainers {
@@ -130,12 +151,17 @@ class SharedContainers {
 
   crossing(entry, t, id, value, content) {
     entry.seen = level(entry.kind, value);
+    entry.lock = lockOf(value);
     this.recent(t === TAGS.mine ? this.mine : this.copies, id, entry);
-    return { t, id, k: entry.kind, v: content() };
+    return this.wire(t, id, entry, content());
+  }
+
+  wire(t, id, entry, v) {
+    return entry.lock ? { t, id, k: entry.kind, v, x: entry.lock } : { t, id, k: entry.kind, v };
   }
 
   track(table, ids, id, value, kind) {
-    table.set(id, { ref: new WeakRef(value), kind, seen: null });
+    table.set(id, { ref: new WeakRef(value), kind, seen: null, lock: '' });
     ids.set(value, id);
     if (table.size > this.limit) {
       const [oldest, entry] = table.entries().next().value;
@@ -152,6 +178,7 @@ class SharedContainers {
 
   // {t:'A'}: the peer's container, as this side's one copy of it, refreshed.
   copyOf(wire, decodeContent) {
+    checkLock(wire);
     const content = decodeContent(wire.k, wire.v);
     const entry = this.copies.get(wire.id);
     let copy = entry && entry.ref.deref();
@@ -161,12 +188,13 @@ class SharedContainers {
     } else {
       this.recent(this.copies, wire.id, entry);
     }
-    return this.write(this.copies.get(wire.id), copy, content);
+    return this.write(this.copies.get(wire.id), copy, content, wire.x);
   }
 
   // {t:'R'}: this side's own container coming home, with the peer's view of it.
   home(wire, decodeContent) {
     if (!(wire.id < this.nextId)) throw new ProtocolError(`no container ${wire.id} here`);
+    checkLock(wire);
     const content = decodeContent(wire.k, wire.v);
     const entry = this.mine.get(wire.id);
     let original = entry && entry.ref.deref();
@@ -175,16 +203,22 @@ class SharedContainers {
       original = empty(wire.k);
       this.track(this.mine, this.mineIds, wire.id, original, wire.k);
     }
-    return this.write(this.mine.get(wire.id), original, content);
+    return this.write(this.mine.get(wire.id), original, content, wire.x);
   }
 
-  write(entry, target, content) {
+  // The peer's view of a container written into this side's, and locked as the peer's is. A
+  // write its lock refuses cannot come from a peer that sees the same lock: a protocol error.
+  write(entry, target, content, lock = '') {
     if (!sameLevel(level(entry.kind, target), flat(entry.kind, content))) {
       try {
         fill(entry.kind, target, content);
-      } catch (error) { /* a frozen container stays as it is, as it would in one process */ }
+      } catch (error) {
+        throw new ProtocolError(`a shared container could not be written: ${error.message}`);
+      }
     }
+    if (lock) LOCKS[lock](target);
     entry.seen = level(entry.kind, target);
+    entry.lock = lockOf(target);
     return target;
   }
 
@@ -203,11 +237,13 @@ class SharedContainers {
 
   collect(table, ids, t, id, entry, value, encodeContent, sync) {
     try {
-      if (unchanged(entry.kind, value, entry.seen)) return;
+      const lock = lockOf(value);
+      if (lock === entry.lock && unchanged(entry.kind, value, entry.seen)) return;
       if (containerKind(value) !== entry.kind) throw new TypeError('no longer plain data');
       const v = encodeContent(entry.kind, value);
       entry.seen = level(entry.kind, value);
-      sync.push({ t, id, k: entry.kind, v });
+      entry.lock = lock;
+      sync.push(this.wire(t, id, entry, v));
     } catch (error) {
       // It cannot cross any more (it gained a getter, a method, a symbol): it stops being shared.
       table.delete(id);
@@ -226,7 +262,8 @@ class SharedContainers {
       const target = entry && entry.ref.deref();
       if (target === undefined) continue;
       if (wire.k !== entry.kind) throw new ProtocolError('a shared container changed its kind');
-      this.write(entry, target, decodeContent(wire.k, wire.v));
+      checkLock(wire);
+      this.write(entry, target, decodeContent(wire.k, wire.v), wire.x);
     }
   }
 }

@@ -18,6 +18,7 @@
 //        's' Set; v: its items, [key, value] pairs, entries, values), when the side shares
 //        containers (shared.js): the receiver keeps one copy per id and refreshes it
 //   {t:'R', id, k, v} the receiver's own shared container coming home (v: the sender's view)
+//   (x: 'f', 's' or 'n' when the container is frozen, sealed or not extensible: the copy is too)
 // Without `container` in the side, containers cross as the plain forms above ([..], 'o', 'm', 's').
 const { types } = require('util');
 
