@@ -34,12 +34,15 @@ class BridgeRun:
     output: str
 
 
-def run_bridge(tmp_path: Path, solution: str, tests: str, module: str = "subject") -> BridgeRun:
+def run_bridge(tmp_path: Path, solution: str, tests: str, module: str = "subject",
+               more: dict[str, str] | None = None) -> BridgeRun:
+    """`more`: further solution files (name -> source), in both directories as `module`."""
     testbed, solution_dir, report = tmp_path / "testbed", tmp_path / "solution", tmp_path / "report"
     for directory in (testbed, solution_dir, report):
         directory.mkdir()
     for directory in (testbed, solution_dir):
-        (directory / f"{module}.py").write_text(textwrap.dedent(solution))
+        for name, source in {f"{module}.py": solution, **(more or {})}.items():
+            (directory / name).write_text(textwrap.dedent(source))
     (testbed / f"{module}_test.py").write_text(textwrap.dedent(tests))
     socket_dir = tempfile.mkdtemp(prefix="bridge-", dir="/tmp")  # a Unix socket path has ~100 bytes
     socket = f"{socket_dir}/socket"
@@ -434,3 +437,62 @@ def test_module_attributes_can_be_patched_by_the_tests(tmp_path):
                 mock_open.assert_called_with("b")
         """)
     assert passed(run) == {"test_patched", "test_nested"}, run.output
+
+
+def test_the_test_process_lends_nothing_that_reaches_itself(tmp_path):
+    """Red team 17: from a mock the tests patched in, `configure_mock(_spec_asyncs=...)` made an
+    AsyncMock whose coroutine's `cr_frame.f_builtins` gave the solution `exec` in the test
+    process. A frame (here a generator's), a module, `exec` and a mock's configuration are
+    refused; calling the mock and reading its public attributes still work."""
+    run = run_bridge(tmp_path, """
+        def probe(generator, patched):
+            seen = [patched(1), patched.call_count]
+            for route in (lambda: generator.gi_frame, lambda: patched.configure_mock(_spec_asyncs=["later"]),
+                          lambda: patched.attach_mock(patched, "child"), lambda: patched.runner):
+                try:
+                    seen.append(type(route()).__name__)
+                except PermissionError:
+                    seen.append("refused")
+            return seen
+        """, """
+        import unittest
+        from unittest import mock
+        import subject
+
+        class Lending(unittest.TestCase):
+            def test_reaching_routes_are_refused(self):
+                patched = mock.MagicMock(return_value=7)
+                patched.runner = exec
+                generator = (x for x in [1])
+                self.assertEqual(subject.probe(generator, patched), [7, 1, "refused", "refused", "refused", "refused"])
+
+            def test_a_module_is_not_lent(self):
+                import os
+                with self.assertRaises(PermissionError):
+                    subject.probe(os, None)
+        """)
+    assert passed(run) == {"test_reaching_routes_are_refused", "test_a_module_is_not_lent"}, run.output[-3000:]
+    assert run.caught.get("test_object_refused", 0) >= 5, run.caught
+
+
+def test_a_module_that_exists_outside_the_root_is_never_the_exercises(tmp_path):
+    """Red team 17: a patch's asyncio.py became the test process's asyncio (a proxy the solution
+    answers for) when a test imported unittest.mock late. A name the standard library has is
+    the standard library's; the exercise's own modules are still proxies."""
+    run = run_bridge(tmp_path, """
+        def hsv():
+            return (9.0, 9.0, 9.0)
+        """, """
+        import unittest
+        import subject
+
+        class Shadow(unittest.TestCase):
+            def test_the_standard_librarys_module(self):
+                import colorsys
+                self.assertEqual(colorsys.rgb_to_hsv(1.0, 0.0, 0.0), (0.0, 1.0, 1.0))
+
+            def test_the_exercises_module_is_the_solutions(self):
+                self.assertEqual(subject.hsv(), (9.0, 9.0, 9.0))
+        """, more={"colorsys.py": "def rgb_to_hsv(r, g, b):\n    return (9.0, 9.0, 9.0)\n"})
+    assert passed(run) == {"test_the_standard_librarys_module", "test_the_exercises_module_is_the_solutions"}, \
+        run.output[-3000:]

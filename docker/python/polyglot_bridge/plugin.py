@@ -3,7 +3,8 @@
 Imported before collection, it installs a meta-path finder: a module that resolves to a file
 under the test root (the working directory) and is not a test file or conftest.py is a
 solution module, so the test process gets a SolutionModule proxy served by the solver and
-never executes the file. POLYGLOT_SOCKET is where the solver connects; POLYGLOT_EVENTS (if
+never executes the file. A module that exists outside the root too (the standard library's,
+an installed package's) is always that one. POLYGLOT_SOCKET is where the solver connects; POLYGLOT_EVENTS (if
 set) receives what the trusted side caught, as JSON, when the session ends.
 """
 
@@ -42,6 +43,14 @@ class SolutionFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if not self._may_be_under_root(fullname, path):
             return None  # the common case (the stdlib, pytest): no second path search
+        if path is None:
+            # A module that exists outside the root is never the exercise's: the standard
+            # library's asyncio, not a patch's asyncio.py, which would be a proxy here and let
+            # the solution answer for it (red team 17: unittest.mock, imported late by a test,
+            # asked the solution's asyncio whether what it patched was a coroutine function).
+            elsewhere = self._outside_root(fullname)
+            if elsewhere is not None:
+                return elsewhere
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or not self._is_solution(spec):
             return None
@@ -52,6 +61,18 @@ class SolutionFinder(importlib.abc.MetaPathFinder):
             return any(os.path.realpath(entry).startswith(self.root + os.sep) for entry in path)
         name = os.path.join(self.root, fullname)
         return os.path.isdir(name) or any(entry.startswith(fullname + ".") for entry in self._root_entries())
+
+    def _outside_root(self, fullname: str) -> importlib.machinery.ModuleSpec | None:
+        for finder in (importlib.machinery.BuiltinImporter, importlib.machinery.FrozenImporter):
+            spec = finder.find_spec(fullname)
+            if spec is not None:
+                return spec
+        entries = [entry for entry in sys.path if not self._under_root(entry)]
+        return importlib.machinery.PathFinder.find_spec(fullname, entries)
+
+    def _under_root(self, entry: str) -> bool:
+        real = os.path.realpath(entry or os.getcwd())
+        return real == self.root or real.startswith(self.root + os.sep)
 
     def _root_entries(self) -> list[str]:
         try:

@@ -19,7 +19,14 @@ Rules (the README's "What a verdict means" states them as guarantees):
 - exceptions come back as the same builtin type, or as a local stand-in class (one per
   solution exception class) deriving from its nearest builtin base;
 - the solver may use what the tests pass in only through calls, public attributes and a few
-  protocol dunders (iteration, len, item access, with); everything else is refused.
+  protocol dunders (iteration, len, item access, with); everything else is refused;
+- what the test process lends (a handle of its own) is never what reaches the process itself:
+  a module, a frame, code, a traceback, a coroutine or async generator, a cell, nor a builtin
+  that runs, finds or reads code or objects by name (exec, eval, compile, open, getattr, ...),
+  and a mock is never reconfigured by the solver (configure_mock and the like write its
+  private attributes). Red team 17 went from a mock the tests patched in, through
+  `configure_mock(_spec_asyncs=...)`, an AsyncMock's coroutine, its `cr_frame.f_builtins`, to
+  `exec` here, and replaced unittest's `fail`.
 """
 
 from __future__ import annotations
@@ -28,11 +35,28 @@ import builtins
 import os
 import socket
 import types
+import sys
 from typing import Any, Callable
 
 from .wire import BridgeError, Channel, Codec, RemoteError, builtin_base, exception_description
 
 ACCEPT_SECONDS = 60
+# What the test process never lends the solver (lending_refusal): the objects through which
+# its own state, code and builtins are reached, and the builtins that run, find or read code
+# or attributes by name (a private attribute through getattr, the tests' file through open).
+NEVER_LENT_TYPES = (types.ModuleType, types.FrameType, types.CodeType, types.TracebackType, types.CoroutineType,
+                    types.AsyncGeneratorType, types.CellType)
+NEVER_LENT_BUILTINS = {id(getattr(builtins, name)) for name in (
+    "exec", "eval", "compile", "open", "__import__", "getattr", "setattr", "delattr", "globals", "locals", "vars",
+    "breakpoint", "input", "help", "exit", "quit", "__build_class__")
+    if hasattr(builtins, name)}
+# A mock's methods that write its private attributes (its spec, its children).
+MOCK_CONFIGURATION = frozenset({"configure_mock", "attach_mock", "mock_add_spec"})
+
+
+def _is_mock(obj: Any) -> bool:
+    mock = sys.modules.get("unittest.mock")  # not imported: nothing here is a mock
+    return mock is not None and isinstance(obj, mock.NonCallableMock)
 BINARY = ("__lt__", "__le__", "__gt__", "__ge__", "__add__", "__sub__", "__mul__", "__truediv__",
           "__floordiv__", "__mod__", "__pow__", "__and__", "__or__", "__xor__", "__lshift__", "__rshift__",
           "__matmul__")
@@ -209,7 +233,7 @@ class TrustedBridge:
     """The test process's end: lazily accepts the solver and turns its answers into values."""
 
     def __init__(self) -> None:
-        self.codec = Codec(lambda obj: {}, self._proxy, self._home_id)
+        self.codec = Codec(self._lent, self._proxy, self._home_id)
         self.channel: Channel | None = None
         self.listener: socket.socket | None = None
         self.standins: dict[tuple[str, str], type] = {}
@@ -253,6 +277,17 @@ class TrustedBridge:
             if self.failure or self.channel.broken:  # not a value of the test's too deep to send
                 EVENTS.note("bridge_broken")
             raise
+
+    # --- our objects lent to the solver ------------------------------------------------
+
+    @staticmethod
+    def _lent(obj: Any) -> dict:
+        """An object of ours the solver gets a handle to (wire.Codec's `describe`), unless it
+        is one through which this process itself is reached (NEVER_LENT_*)."""
+        if isinstance(obj, NEVER_LENT_TYPES) or id(obj) in NEVER_LENT_BUILTINS:
+            EVENTS.note("test_object_refused")
+            raise PermissionError(f"the test process does not lend a {type(obj).__name__}")
+        return {}
 
     # --- the solver's objects as ours -------------------------------------------------
 
@@ -318,7 +353,7 @@ class TrustedBridge:
         target = self.codec.table.get(message.get("target"))
         if op == "getattr":
             name = str(message.get("name"))
-            if name.startswith("_"):
+            if name.startswith("_") or (name in MOCK_CONFIGURATION and _is_mock(target)):
                 EVENTS.note("test_object_refused")
                 raise PermissionError(f"the test process does not give out {name!r}")
             return getattr(target, name)

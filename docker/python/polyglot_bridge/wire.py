@@ -133,11 +133,12 @@ class Codec:
     # --- values ----------------------------------------------------------------------------
 
     def encode(self, value: Any) -> Any:
-        """`value` as JSON; on failure no container stays registered that the peer never got."""
+        """`value` as JSON; on failure (too deep, or an object `describe` refuses to lend) no
+        container stays registered that the peer never got."""
         mark = self.last_id
         try:
             return self._encode(value, 0)
-        except BridgeError:
+        except BaseException:
             for shared in [shared for shared in self.mine.values() if shared.id > mark]:
                 self._forget(shared)
             raise
