@@ -5,14 +5,13 @@ message is refused. Runs wire.js with the host's node (it needs no package)."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from .node_program import node_results
+
 WIRE = Path(__file__).resolve().parents[1] / "docker" / "javascript" / "polyglot-bridge" / "wire.js"
-NODE = shutil.which("node")
 
 # A sender whose side keeps every non-plain value as handle 1 (and notes it), and a receiver
 # whose side turns handle wires into the string "HANDLE".
@@ -71,10 +70,7 @@ process.stdout.write(JSON.stringify(results));
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    if NODE is None:
-        pytest.skip("no node on this machine")
-    out = subprocess.run([NODE, "-e", PROGRAM % json.dumps(str(WIRE))], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    return node_results(PROGRAM % json.dumps(str(WIRE)))
 
 
 def test_special_numbers_bigints_and_collections_cross_by_value(results):

@@ -10,14 +10,13 @@ what stops being shared, and what the peer may not do."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from .node_program import node_results
+
 BRIDGE = Path(__file__).resolve().parents[1] / "docker" / "javascript" / "polyglot-bridge"
-NODE = shutil.which("node")
 
 PROGRAM = r"""
 const bridge = %s;
@@ -163,10 +162,7 @@ process.stdout.write(JSON.stringify(results));
 
 @pytest.fixture(scope="module")
 def results() -> dict:
-    if NODE is None:
-        pytest.skip("no node on this machine")
-    out = subprocess.run([NODE, "-e", PROGRAM % json.dumps(str(BRIDGE))], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    return node_results(PROGRAM % json.dumps(str(BRIDGE)))
 
 
 def test_what_the_tests_do_to_a_returned_container_reaches_the_solutions_own(results):
