@@ -166,7 +166,9 @@ def _unary(name: str) -> Callable[[Handle], Any]:
 
 
 def _exit(self: Handle, *args: Any) -> Any:
-    suppress = self._ask("__exit__", *args)
+    # The traceback stays here (its frames are the test process's: never lent); the solution's
+    # __exit__ gets the exception's type and value, and None for it.
+    suppress = self._ask("__exit__", *args[:2], *(None for _ in args[2:3]))
     # A solution's __exit__ may swallow its own errors, never a failed assertion of the test.
     if suppress and len(args) > 1 and isinstance(args[1], AssertionError):
         EVENTS.note("solution_swallowed_assertion")
