@@ -70,12 +70,6 @@ function unchanged(kind, value, seen) {
   return index === seen.length;
 }
 
-function sameLevel(a, b) {
-  if (a.length !== b.length) return false;
-  for (let index = 0; index < a.length; index += 1) if (!Object.is(a[index], b[index])) return false;
-  return true;
-}
-
 // How far a container is locked ('f' frozen, 's' sealed, 'n' not extensible, '' none): a copy
 // is locked as its original is, so a test's push into a frozen roster's copy throws as it does
 // in one process (red team 16: a frozen internal array whose copy took the push, the write
@@ -209,7 +203,7 @@ class SharedContainers {
   // The peer's view of a container written into this side's, and locked as the peer's is. A
   // write its lock refuses cannot come from a peer that sees the same lock: a protocol error.
   write(entry, target, content, lock = '') {
-    if (!sameLevel(level(entry.kind, target), flat(entry.kind, content))) {
+    if (!unchanged(entry.kind, target, flat(entry.kind, content))) {
       try {
         fill(entry.kind, target, content);
       } catch (error) {
