@@ -314,30 +314,56 @@ _GATE_WANTED = pytest.StashKey[bool]()
 
 
 # --- where a run's time went (printed at its end: docs/ci-time.md) ---------------------------
+def machine_cpu_seconds() -> float | None:
+    """CPU seconds the whole machine has been busy (user, nice, system, irq, softirq of
+    /proc/stat), or None where there is no /proc/stat."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq = (int(field) for field in fields)
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 class Timeline:
-    """Wall seconds per module (setup, call and teardown of its tests, in run order) and the
-    gate's preparation: when it started and ended, and how long a test waited for it."""
+    """Wall seconds per module (setup, call and teardown of its tests, in run order), the
+    machine's CPU seconds while its tests ran (the whole machine's: beside the gate's
+    preparation they include its share), and the gate's preparation: when it started and
+    ended, and how long a test waited for it."""
 
     SHOWN_FROM_S = 2.0  # modules that took at least this long, in the order they ran
 
     def __init__(self) -> None:
         self.started = time.time()  # the clock of pytest's reports
+        self.started_cpu = machine_cpu_seconds()
         self.modules: dict[str, list[float]] = {}  # module -> [first start offset, seconds]
+        self.cpu: dict[str, float] = {}  # module -> the machine's CPU seconds during its tests
         self.gate_started = self.gate_ended = self.gate_waited = None
 
     def add(self, module: str, start: float, seconds: float) -> None:
         entry = self.modules.setdefault(module, [start - self.started, 0.0])
         entry[1] += seconds
 
+    def add_cpu(self, module: str, cpu_seconds: float) -> None:
+        self.cpu[module] = self.cpu.get(module, 0.0) + cpu_seconds
+
     def lines(self) -> list[str]:
         def at(moment: float | None) -> str:
             return "-" if moment is None else f"{moment - self.started:.0f}s"
 
+        def cpu(module: str) -> str:
+            return f"{self.cpu[module]:7.1f} CPU s" if module in self.cpu else "      - CPU s"
+
         lines = [f"gate's preparation: started at {at(self.gate_started)}, ended at {at(self.gate_ended)}, "
                  f"a test waited {self.gate_waited or 0:.0f}s for it"]
+        now = machine_cpu_seconds()
+        if now is not None and self.started_cpu is not None:
+            wall = time.time() - self.started
+            lines.append(f"the machine: {now - self.started_cpu:.0f} CPU s over {wall:.0f} s "
+                         f"({(now - self.started_cpu) / (wall * (os.cpu_count() or 1)):.0%} of {os.cpu_count()} cores)")
         shown = sorted((item for item in self.modules.items() if item[1][1] >= self.SHOWN_FROM_S),
                        key=lambda item: item[1][0])
-        lines += [f"{seconds:8.1f}s  from {start:6.0f}s  {module}" for module, (start, seconds) in shown]
+        lines += [f"{seconds:8.1f}s  from {start:6.0f}s  {cpu(module)}  {module}" for module, (start, seconds) in shown]
         return lines
 
 
@@ -348,8 +374,17 @@ def pytest_runtest_logreport(report):
     TIMELINE.add(report.nodeid.split("::")[0], report.start, report.duration)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    before = machine_cpu_seconds()
+    yield
+    after = machine_cpu_seconds()
+    if before is not None and after is not None:
+        TIMELINE.add_cpu(item.nodeid.split("::")[0], after - before)
+
+
 def pytest_terminal_summary(terminalreporter):
     if TIMELINE.modules:
-        terminalreporter.section("where the time went (wall seconds per module, in run order)")
+        terminalreporter.section("where the time went (wall and machine CPU seconds per module, in run order)")
         for line in TIMELINE.lines():
             terminalreporter.write_line(line)
