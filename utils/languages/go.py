@@ -13,6 +13,7 @@ from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PRO
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, Mutator, Planter, TestUnit, call_arguments,
                                  apply_edits, line_end, matching_brace, plant_after, plain_literal)
 from ..judging.syntax import Source
+from . import go_variants
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -556,6 +557,8 @@ LANGUAGE = LanguageSpec(
     test_command=f"polyglot-go-test {{report_dir}} {BINARY_DIR}",
     run_command=f"polyglot-go-run {{report_dir}} {BINARY_DIR.replace('report_dir', 'build_report_dir')}",
     parse_results=runner_results.parse_go_test_json,
+    # A copy of a table-ranging test over one changed entry (docs/variants-go.md).
+    variants=go_variants.DERIVER,
     # go test runs only *_test.go files, hidden files a patch cannot add (a TestX in a
     # solution file, as in go__counter's reference, is an ordinary function); the report
     # names only the package.
