@@ -259,13 +259,14 @@ def _expected_of(table: go._Table, values: Mapping[str, tuple[int, int]], compar
 
 def _shape(literal: str) -> tuple[str, object] | None:
     """('int'|'str'|'bool'|'slice:[]T', value) of a literal `read` can write back."""
+    if literal.strip().startswith('"'):  # any length: the slot is rewritten whole
+        value = go._go_string(literal.strip())
+        return None if value is None else ("str", value)
     value = go.go_value(literal.strip())
     if isinstance(value, bool):
         return "bool", value
     if isinstance(value, int):
         return "int", value
-    if isinstance(value, str):
-        return ("str", value) if literal.strip().startswith('"') else None
     match = _FLAT_SLICE.match(literal.strip())
     if match is None or matching_brace(literal.strip(), match.end() - 1, **_SCAN) != len(literal.strip()):
         return None
