@@ -1,5 +1,5 @@
 """Go's variant candidates (utils/judging/variants.py, docs/variants-go.md), on the table
-machinery of Go's mutated canaries (utils/languages/go.py, docs/go-table-canaries.md).
+machinery of Go's mutated canaries (utils/languages/go_tables.py, docs/go-table-canaries.md).
 
 Go keeps a test's inputs and expected values in a package-level table the test ranges over
 (`for _, tc := range testCases { ... }`). A variant of such a test is the test itself whose
@@ -34,9 +34,10 @@ import random
 import re
 from typing import Callable, Mapping, Sequence
 
-from ..judging.canaries import _string_end, apply_edits, call_arguments, matching_brace
+from ..judging.canaries import apply_edits, call_arguments, matching_brace
 from ..judging.variants import (OBSERVED, VOCABULARY_USES, Candidate, TableCandidate, VariantDeriver, first_candidates,
                                 keeps_named_clusters, mutate_int, mutate_str, named_clusters, reorder, stated_integers)
+from . import go_tables
 
 _SCAN = {"backtick": True}
 _FLAT_SLICE = re.compile(r"\[\](?P<type>string|bool|byte|u?int(?:8|16|32|64)?)\{")
@@ -73,7 +74,7 @@ def derive(test: str, name: str, rng: random.Random, every_test: str, declaratio
     inputs = _input_fields(test, var, {field for field, *_ in comparisons})
     slots = []
     for entry in table.entries:
-        values = {field: (start, end) for field, start, end in go._entry_values(table, entry)}
+        values = {field: (start, end) for field, start, end in go_tables.entry_values(table, entry)}
         expected = _expected_of(table, values, comparisons, types, declarations)
         if expected is None or _expects_error(table, values, test, var):
             continue
@@ -91,13 +92,13 @@ def derive(test: str, name: str, rng: random.Random, every_test: str, declaratio
 def _ranged_table(test: str, every_test: str):
     """(the table's name, its span in the range clause, the loop variable, the table) of the
     package table the test ranges over, when the test names it nowhere else."""
-    tables = go._tables(every_test)
-    for loop in go._RANGE.finditer(test):
+    tables = go_tables.tables(every_test)
+    for loop in go_tables.RANGE.finditer(test):
         names = [found for found in re.finditer(r"\b\w+\b", loop["expr"]) if found[0] in tables]
         if not names or (loop["op"] != ":=" and loop["index"] in (None, "_")):
             continue
         table_name = names[0][0]
-        if go._uses(table_name, test) != 1 or len(tables[table_name].entries) == 0:
+        if go_tables.uses(table_name, test) != 1 or len(tables[table_name].entries) == 0:
             return None
         start = loop.start("expr") + names[0].start()
         return table_name, (start, start + len(table_name)), loop["var"], tables[table_name]
@@ -167,13 +168,21 @@ def _closing(text: str, open_at: int) -> int:
     while at < len(text):
         char = text[at]
         if char in "\"'`":
-            at = text.index(char, at + 1) + 1 if char == "`" else _string_end(text, at, char)
+            at = _string_end(text, at)
             continue
         depth += 1 if char in "([{" else -1 if char in ")]}" else 0
         at += 1
         if depth == 0:
             return at
     return len(text)
+
+
+def _string_end(text: str, start: int) -> int:
+    """Offset just after the Go string or rune literal opening at `start`."""
+    at = start + 1
+    while at < len(text) and text[at] != text[start]:
+        at += 2 if text[at] == "\\" and text[start] != "`" else 1
+    return at + 1
 
 
 def _operand_start(text: str, end: int) -> int:
@@ -212,7 +221,7 @@ def _input_fields(test: str, var: str, compared: set[str]) -> list[str]:
     return [field for field in dict.fromkeys(fields) if field not in flags and not _ERROR_NAME.search(field)]
 
 
-def _field_types(table: go._Table, declarations: str) -> dict[str, str]:
+def _field_types(table: go_tables.Table, declarations: str) -> dict[str, str]:
     """The table's element struct's field types by name ({} where unknown)."""
     head = table.text[:table.body]
     match = re.match(r"\[\](?:struct\s*\{(?P<body>.*)\}|(?P<name>[\w.]+))\s*$", head, re.S)
@@ -241,7 +250,7 @@ def _is_float(type_name: str | None, declarations: str) -> bool:
     return named is not None and bool(_FLOAT.match(named[1]))
 
 
-def _expected_of(table: go._Table, values: Mapping[str, tuple[int, int]], comparisons, types: Mapping[str, str],
+def _expected_of(table: go_tables.Table, values: Mapping[str, tuple[int, int]], comparisons, types: Mapping[str, str],
                  declarations: str) -> tuple[str, int, int, object] | None:
     """(field, span, shape, original value) of the entry's expected value: its first compared
     field holding a literal `read` writes back; None where another compared field holds one
@@ -260,9 +269,9 @@ def _expected_of(table: go._Table, values: Mapping[str, tuple[int, int]], compar
 def _shape(literal: str) -> tuple[str, object] | None:
     """('int'|'str'|'bool'|'slice:[]T', value) of a literal `read` can write back."""
     if literal.strip().startswith('"'):  # any length: the slot is rewritten whole
-        value = go._go_string(literal.strip())
+        value = go_tables.go_string(literal.strip())
         return None if value is None else ("str", value)
-    value = go.go_value(literal.strip())
+    value = go_tables.go_value(literal.strip())
     if isinstance(value, bool):
         return "bool", value
     if isinstance(value, int):
@@ -270,13 +279,13 @@ def _shape(literal: str) -> tuple[str, object] | None:
     match = _FLAT_SLICE.match(literal.strip())
     if match is None or matching_brace(literal.strip(), match.end() - 1, **_SCAN) != len(literal.strip()):
         return None
-    elements = [go.go_value(literal.strip()[a:b]) for a, b in call_arguments(literal.strip(), match.end() - 1, **_SCAN) or []]
+    elements = [go_tables.go_value(literal.strip()[a:b]) for a, b in call_arguments(literal.strip(), match.end() - 1, **_SCAN) or []]
     if any(element is None for element in elements):
         return None
     return f"slice:[]{match['type']}", elements
 
 
-def _expects_error(table: go._Table, values: Mapping[str, tuple[int, int]], test: str, var: str) -> bool:
+def _expects_error(table: go_tables.Table, values: Mapping[str, tuple[int, int]], test: str, var: str) -> bool:
     """An entry that expects an error: a field named for errors holding anything but nil,
     false, "" or a string the test compares that field to (hexadecimal's `errCase != "none"`),
     or a `valid`/`ok` field false."""
@@ -294,13 +303,13 @@ def _expects_error(table: go._Table, values: Mapping[str, tuple[int, int]], test
 
 # --- the inputs --------------------------------------------------------------------------------
 
-def _points(table: go._Table, span: tuple[int, int]) -> list[tuple[str, int, int, tuple]]:
+def _points(table: go_tables.Table, span: tuple[int, int]) -> list[tuple[str, int, int, tuple]]:
     """The mutable literals of one input field's value: (kind, start, end, context) with kind
     'int', 'hex', 'str' (the value itself or a slice's element; context: the slice's integers)
     or 'reorder' (a flat slice of two or more elements; context: the elements' spans)."""
     start, end = span
     literal = table.text[start:end]
-    value = go.go_value(literal)
+    value = go_tables.go_value(literal)
     if isinstance(value, int) and not isinstance(value, bool):
         return [("hex" if literal.lower().startswith("0x") else "int", start, end, ())]
     if isinstance(value, str) and literal.startswith('"') and value:
@@ -309,7 +318,7 @@ def _points(table: go._Table, span: tuple[int, int]) -> list[tuple[str, int, int
     if match is None or matching_brace(table.text, start + match.end() - 1, **_SCAN) != end:
         return []
     elements = call_arguments(table.text, start + match.end() - 1, **_SCAN) or []
-    values = [go.go_value(table.text[a:b]) for a, b in elements]
+    values = [go_tables.go_value(table.text[a:b]) for a, b in elements]
     if not elements or any(item is None or isinstance(item, bool) for item in values):
         return []
     points = [("reorder", start, end, tuple(elements))] if len(elements) >= 2 else []
@@ -322,7 +331,7 @@ def _points(table: go._Table, span: tuple[int, int]) -> list[tuple[str, int, int
     return points
 
 
-def _mutation(table: go._Table, slot, types: Mapping[str, str], inputs: Sequence[str], rng: random.Random):
+def _mutation(table: go_tables.Table, slot, types: Mapping[str, str], inputs: Sequence[str], rng: random.Random):
     """(the entry, the field, the edit in the table's text) of one input changed, or None."""
     entry, values, expected, field, (kind, start, end, context) = slot
     text = table.text
@@ -335,16 +344,16 @@ def _mutation(table: go._Table, slot, types: Mapping[str, str], inputs: Sequence
         (a0, a1), (b0, b1) = context[pair[0]], context[pair[1]]
         edit = (a0, b1, text[b0:b1] + text[a1:b0] + text[a0:a1])
     elif kind == "element":
-        others = sorted({value for value in context if (value < 0) == (go.go_value(text[start:end]) < 0)}
-                        - {go.go_value(text[start:end])})
+        others = sorted({value for value in context if (value < 0) == (go_tables.go_value(text[start:end]) < 0)}
+                        - {go_tables.go_value(text[start:end])})
         if not others:
             return None
         edit = (start, end, str(rng.choice(others)))
     elif kind == "str":
-        new = mutate_str(go.go_value(text[start:end]), rng, numbers)
+        new = mutate_str(go_tables.go_value(text[start:end]), rng, numbers)
         if new is None or not _plain(new):
             return None
-        edit = (start, end, go.go_literal(new))
+        edit = (start, end, go_tables.go_literal(new))
     else:
         edit = _new_integer(text[start:end], types.get(field), rng, numbers, kind == "hex")
         if edit is None:
@@ -367,7 +376,7 @@ def _new_integer(literal: str, type_name: str | None, rng: random.Random, number
     within the field's type (an overflowing constant does not compile: every probe of the
     package would be lost); None where the type is not an integer type the table names."""
     bound = _INT_BOUNDS.get(type_name or "")
-    value = go.go_value(literal)
+    value = go_tables.go_value(literal)
     if bound is None or not isinstance(value, int):
         return None
     if hexadecimal:
@@ -384,7 +393,7 @@ def _new_integer(literal: str, type_name: str | None, rng: random.Random, number
     return None
 
 
-def _fresh(table: go._Table, entry: tuple[int, int], values: Mapping[str, tuple[int, int]], field: str,
+def _fresh(table: go_tables.Table, entry: tuple[int, int], values: Mapping[str, tuple[int, int]], field: str,
            edit: tuple[int, int, str], inputs: Sequence[str]) -> bool:
     """Whether the changed entry's inputs are no other entry's: an input another entry states
     is answered by a memorized table (the table's kin of `keeps_fresh`)."""
@@ -395,7 +404,7 @@ def _fresh(table: go._Table, entry: tuple[int, int], values: Mapping[str, tuple[
     mine = {name: spelled(table.text[slice(*values[name])]) for name in inputs if name in values}
     mine[field] = spelled(table.text[span[0]:edit[0]] + edit[2] + table.text[edit[1]:span[1]])
     for other in table.entries:
-        own = {name: spelled(table.text[start:end]) for name, start, end in go._entry_values(table, other)}
+        own = {name: spelled(table.text[start:end]) for name, start, end in go_tables.entry_values(table, other)}
         if other != entry and all(own.get(name) == text for name, text in mine.items()):
             return False
     return True
@@ -405,32 +414,32 @@ def _is_input_like(field: str) -> bool:
     return not re.search(r"(?i)^(description|name|desc|explain\w*)$", field)
 
 
-def _in_field_range(table: go._Table, field: str, kind: str, edit: tuple[int, int, str]) -> bool:
+def _in_field_range(table: go_tables.Table, field: str, kind: str, edit: tuple[int, int, str]) -> bool:
     """An integer field the table writes VOCABULARY_USES times or more keeps within the values
     it writes there (a month stays 1 to 12: the table's kin of `keeps_argument_range`)."""
     if kind not in ("int", "hex"):
         return True
-    written = [go.go_value(table.text[start:end]) for entry in table.entries
-               for name, start, end in go._entry_values(table, entry) if name == field]
+    written = [go_tables.go_value(table.text[start:end]) for entry in table.entries
+               for name, start, end in go_tables.entry_values(table, entry) if name == field]
     written = [value for value in written if isinstance(value, int) and not isinstance(value, bool)]
-    new = go.go_value(edit[2])
+    new = go_tables.go_value(edit[2])
     return len(written) < VOCABULARY_USES or min(written) <= new <= max(written)
 
 
-def _names_of(table: go._Table, values: Mapping[str, tuple[int, int]], changed: str) -> set[str]:
+def _names_of(table: go_tables.Table, values: Mapping[str, tuple[int, int]], changed: str) -> set[str]:
     """The clusters the entry's name (its string fields other than the changed one that are no
     input: `description`) names: pig-latin's `word beginning with yt`."""
     clusters: set[str] = set()
     for field, span in values.items():
         literal = table.text[slice(*span)]
         if field != changed and not _is_input_like(field) and literal.startswith('"'):
-            clusters |= named_clusters(go.go_value(literal) or "")
+            clusters |= named_clusters(go_tables.go_value(literal) or "")
     return clusters
 
 
 # --- the candidate: the copy's inline table, the probe ------------------------------------------
 
-def _candidate(name: str, test: str, name_span: tuple[int, int], table: go._Table, comparisons,
+def _candidate(name: str, test: str, name_span: tuple[int, int], table: go_tables.Table, comparisons,
                change) -> Candidate:
     entry, values, expected, edit = change
     field, slot_start, slot_end, (shape, original) = expected
@@ -535,5 +544,3 @@ def _read_slice(type_text: str, tokens: list[str]) -> tuple[object, str] | None:
 
 
 DERIVER = VariantDeriver(derive=lambda test, name, rng: [], read=read, for_instance=for_instance)
-
-from . import go  # noqa: E402 (last: go.py imports this module for its LanguageSpec, either may load first)
