@@ -201,6 +201,43 @@ def test_no_candidate_for_a_float_answer_or_a_table_the_test_names_twice():
             assert _derive(name, seed) == [], name
 
 
+HEX_TESTS = '''package hex
+
+var cases = []struct {
+	in      string
+	out     int64
+	errCase string
+}{
+	{"cafe", 0xcafe, "none"},
+	{"zz", 0, "syntax"},
+}
+
+func TestParse(t *testing.T) {
+	for _, test := range cases {
+		out, err := Parse(test.in)
+		if test.errCase != "none" {
+			if err == nil || !strings.Contains(err.Error(), test.errCase) {
+				t.Errorf("Parse(%q): want error %s", test.in, test.errCase)
+			}
+		} else if out != test.out {
+			t.Errorf("Parse(%q) = %d", test.in, out)
+		}
+	}
+}
+'''
+
+
+def test_a_mode_flag_is_no_input_and_its_non_default_value_marks_an_error_entry():
+    """`errCase != "none"`: the string the test compares the flag to is the value entries'."""
+    test = HEX_TESTS[HEX_TESTS.index("func TestParse"):]
+    for seed in range(10):
+        candidates = derive(test, "TestParse", random.Random(seed), HEX_TESTS)
+        assert candidates and all(candidate.original == 0xcafe for candidate in candidates)
+        for candidate in candidates:
+            entry, (start, end, new) = candidate.input_context
+            assert entry[start:end] == '"cafe"' and new != '"cafe"' and len(new) == 6
+
+
 @pytest.mark.parametrize("observed, expected", [
     ("int 5", (5, "5")),
     ("int -12", (-12, "-12")),
