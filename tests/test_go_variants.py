@@ -84,7 +84,7 @@ var named = []struct {
 	input    string
 	expected int
 }{
-	{"ab", 1},
+	{"cart", 1},
 }
 '''
 
@@ -193,6 +193,15 @@ def test_a_deep_equal_call_positional_entries_and_a_slice_input():
                 assert 100 <= int(new) <= 255  # within uint8: an overflowing constant does not compile
     swapped = {new for old, new in seen if old.startswith("3, 1, 2") or old.startswith("5, 4")}
     assert seen and any(old == "200" for old, _ in seen) and "1, 3, 2" not in swapped  # a sequence keeps its ends
+
+
+@pytest.mark.parametrize("condition", ["*got != tc.expected", "got + 1 != tc.expected", "tc.expected != got*2",
+                                       "tc.expected == nil", "tc.expected != \"\""])
+def test_no_candidate_where_the_comparison_reads_more_than_one_operand_or_a_constant(condition):
+    test = ("func TestCount(t *testing.T) {\n\tfor _, tc := range named {\n\t\tgot := Count(tc.input)\n"
+            f"\t\tif {condition} {{\n\t\t\tt.Errorf(\"no\")\n\t\t}}\n\t}}\n}}\n")
+    assert derive(test, "TestCount", random.Random(0), CASES + "\n" + test) == []
+    assert derive(test.replace(condition, "got != tc.expected"), "TestCount", random.Random(0), CASES + "\n" + test)
 
 
 def test_no_candidate_for_a_float_answer_or_a_table_the_test_names_twice():

@@ -114,7 +114,7 @@ def _comparisons(test: str, var: str) -> list[tuple[str, int, int, int, int]]:
         if field in found:
             continue
         compared = _binary(test, access) or _equal_call(test, access)
-        if compared is not None:
+        if compared is not None and _whole(test, compared[0], compared[1]):
             found[field] = (field,) + compared
     return sorted(found.values(), key=lambda comparison: comparison[1])
 
@@ -143,6 +143,18 @@ def _equal_call(test: str, access: re.Match) -> tuple[int, int, int, int] | None
         other = arguments[1 - arguments.index((access.start(), access.end()))]
         return call.start(), _closing(test, call.end() - 1), other[0], other[1]
     return None
+
+
+_BEFORE = ("(", ";", "&&", "||", "!", ",", "=", "{", "\n", "if", "case", "return")
+_AFTER = ("{", ")", ";", ":", "&&", "||", ",", "\n")
+
+
+def _whole(test: str, start: int, end: int) -> bool:
+    """Whether `test[start:end]` is a whole operand of what surrounds it (a condition, a case,
+    an argument): the probe replaces it by a call, so `a + b != tc.F` or `*p != tc.F`, where
+    the comparison reads more than the scan found, gives none."""
+    before, after = test[:start].rstrip(" \t"), test[end:].lstrip(" \t")
+    return before.endswith(_BEFORE) and after.startswith(_AFTER)
 
 
 def _constant(operand: str) -> bool:
