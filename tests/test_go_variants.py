@@ -31,7 +31,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from go_memorizer import memorizer_source, table_of  # noqa: E402
 
-from .test_variants import _grade  # noqa: E402 (the harness run with --variants, its results and report)
+from .test_variants import _grade, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
 
 CASES = '''package thing
 
@@ -365,3 +365,21 @@ def test_every_go_reference_passes_its_variants(go_variants_dataset, tmp_path):
             instance_id, result["reason"], result["failed_variants"])
         assert result["variants_failed"] == 0 and result["variants_passed"] > 0, instance_id
     assert data["memorization_gap"]["instances"] == 0
+
+
+# Solutions written from the instructions and the stub alone (never the reference or the tests).
+HONEST = FIXTURES / "honest-go"
+
+
+@pytest.mark.docker
+def test_honest_go_solutions_fail_no_variant(go_variants_dataset, tmp_path):
+    """Resolved, and at most HONEST_TOLERANCE of the variants failed (test_variants.assert_honest)."""
+    def files(instance) -> dict[str, bytes]:
+        folder = HONEST / instance.task_name
+        return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+    ids = {f"go__{folder.name}" for folder in HONEST.iterdir() if folder.is_dir()}
+    patches = _patches(go_variants_dataset, ids, files)
+    assert set(patches) == {"go__pig-latin", "go__say", "go__wordy"}
+    results, _ = _grade(go_variants_dataset, tmp_path, "honest", patches, "go")
+    assert_honest(results, sorted(patches))
