@@ -76,7 +76,7 @@ def derive(test: str, name: str, rng: random.Random, every_test: str, declaratio
     for entry in table.entries:
         values = {field: (start, end) for field, start, end in go_tables.entry_values(table, entry)}
         expected = _expected_of(table, values, comparisons, types, declarations)
-        if expected is None or _expects_error(table, values, test, var):
+        if expected is None or _expects_error(table, values, test, var, expected[0]):
             continue
         for field in inputs:
             if field in values:
@@ -288,20 +288,25 @@ def _shape(literal: str) -> tuple[str, object] | None:
         return "bool", value
     if isinstance(value, int):
         return "int", value
-    match = _FLAT_SLICE.match(literal.strip())
-    if match is None or matching_brace(literal.strip(), match.end() - 1, **_SCAN) != len(literal.strip()):
+    literal = literal.strip()
+    match = _FLAT_SLICE.match(literal)
+    if match is None or matching_brace(literal, match.end() - 1, **_SCAN) != len(literal):
         return None
-    elements = [go_tables.go_value(literal.strip()[a:b]) for a, b in call_arguments(literal.strip(), match.end() - 1, **_SCAN) or []]
+    spans = call_arguments(literal, match.end() - 1, **_SCAN) or []
+    elements = [go_tables.go_value(literal[start:end]) for start, end in spans]
     if any(element is None for element in elements):
         return None
     return f"slice:[]{match['type']}", elements
 
 
-def _expects_error(table: go_tables.Table, values: Mapping[str, tuple[int, int]], test: str, var: str) -> bool:
+def _expects_error(table: go_tables.Table, values: Mapping[str, tuple[int, int]], test: str, var: str,
+                   answer: str) -> bool:
     """An entry that expects an error: a field named for errors holding anything but nil,
     false, "" or a string the test compares that field to (hexadecimal's `errCase != "none"`),
-    or a `valid`/`ok` field false."""
+    or a `valid`/`ok` field false; never the field that holds the answer (`valid` may be it)."""
     for field, span in values.items():
+        if field == answer:
+            continue
         literal = table.text[slice(*span)].strip()
         if _SUCCESS_NAME.match(field) and literal == "false":
             return True
