@@ -529,7 +529,7 @@ def test_asking_variants_of_a_fast_dataset_names_them_among_the_checks_off(bench
     prepare_dataset(benchmark_checkout, tmp_path / "out", instance_ids=["python__wordy", "go__counter"],
                     record_expected=False)
     wordy, counter = sorted(load_dataset(tmp_path / "out"), key=lambda instance: instance.language, reverse=True)
-    assert wordy.variants_missing and not counter.variants_missing, "go has no deriver; build-only needs none"
+    assert wordy.variants_missing and not counter.variants_missing, "go__counter is build-only: it needs none"
     capsys.readouterr()
     check_recorded([wordy, counter], tmp_path / "out", strict=False)
     assert "variants (" not in capsys.readouterr().err, "a run that does not ask for variants does not miss them"

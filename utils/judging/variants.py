@@ -28,7 +28,7 @@ import math
 import random
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -101,6 +101,14 @@ class Candidate:
     expected: tuple[int, int] | None
     statement: tuple[int, int, str] | None
     original: object = None
+    # Where the changed input lies when not in the test's own text (Go's table beside the
+    # test): (that text, the input's edit in it), for the domain rules and the word rule.
+    input_context: tuple[str, tuple[int, int, str]] | None = None
+
+    @property
+    def changed_input(self) -> tuple[str | None, tuple[int, int, str]]:
+        """(the text holding the changed input, its edit there; None: the test's own text)."""
+        return self.input_context or (None, self.input_edit)
 
     def probe(self, key: str) -> Variant:
         if self.statement is None:
@@ -130,6 +138,28 @@ class KeyedCandidate(Candidate):
         observations = json.loads(literal) if literal else {}
         return Variant(self.test, self.copy_edits, observations=tuple(
             (assertion, tuple(values)) for assertion, values in sorted(observations.items())))
+
+
+@dataclass(frozen=True)
+class TableCandidate(Candidate):
+    """A candidate of a language whose tests range over a table of entries beside them (Go,
+    docs/variants-go.md): the copy ranges over an inline table of ONE entry, the changed one
+    (`input_edit` writes it in place of the table's name, the entry's expected value as it
+    was), and the probe replaces the test's comparison of the expected field (`statement`).
+    `slot`: the expected value's span in that inline text, where the variant writes the
+    reference's answer. The variant's edits are the inline text up to the slot, then the
+    answer and the rest inserted at the same place: an input and an expected side, as every
+    language's variant has (`Variant.states_a_value`)."""
+    slot: tuple[int, int] = (0, 0)
+
+    def probe(self, key: str) -> Variant:
+        return Variant(self.test, (self.input_edit, self.statement), key)
+
+    def variant(self, literal: str | None) -> Variant:
+        start, end, inline = self.input_edit
+        if literal is None:
+            return Variant(self.test, (self.input_edit,))
+        return Variant(self.test, ((start, end, inline[:self.slot[0]]), (end, end, literal + inline[self.slot[1]:])))
 
 
 # A language whose candidates depend on more than one test's text: given the instance's test
@@ -520,18 +550,35 @@ def _apply_insertions(text: str, insertions: list[tuple[int, str]]) -> str:
 
 def split_variants(results: TestResults, planted: Mapping[str, str],
                    leaf_of: Callable[[str], object]) -> tuple[TestResults, dict[str, TestCase]]:
-    """(the results without the variants' cases, {variant ident: its case})."""
-    from dataclasses import replace
+    """(the results without the variants' cases, {variant ident: its case}; a case under a
+    variant's, Go's subtest, joins it: `_with_children`)."""
 
-    real, own = [], {}
+    real, own, children = [], {}, {}
     for case in results.cases:
         leaf = case_leaf(case, leaf_of)  # jest's names carry their leaf's offset
         name = getattr(leaf, "name", None)
-        if name in planted:
+        if name in planted and getattr(leaf, "is_child", False):
+            children.setdefault(planted[name], []).append(case)
+        elif name in planted:
             own[planted[name]] = case
         else:
             real.append(case)
+    for ident, cases in children.items():
+        own[ident] = _with_children(own.get(ident), cases)
     return replace(results, cases=tuple(real)), own
+
+
+def _with_children(parent: TestCase | None, children: Sequence[TestCase]) -> TestCase:
+    """A variant's case where the runner reports its cases under it too (Go's subtests, whose
+    failure messages go under the subtest, not its parent): the parent's outcome (a failed
+    child's, else the first child's, when the parent is missing), its failed children's
+    messages joined after its own (a probe's observed value is in a subtest's)."""
+    failed = [case for case in children if case.outcome != PASSED]
+    if parent is None:
+        return failed[0] if failed else children[0]
+    if not failed:
+        return parent
+    return replace(parent, message="\n".join([parent.message] + [case.message for case in failed]))
 
 
 def observed_key(case: TestCase | None, observations: Mapping[str, Sequence[str]]) -> tuple[str | None, str]:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..judging import runner_results, tree_facts
 from ..judging.source_facts import ID, STR, Fact, Token, TokenList, matching, name_facts, string_facts
 from ..judging.source_policy import (DIRECTIVE, IMPORT, INTROSPECTION, NAME, PROCESS_CONTROL, STRING, TEST_FRAMEWORK,
                                      TEST_SOURCES, SourcePolicy, rules)
 from ..judging.canaries import (Assertion, Canary, CanaryError, Leaf, Mutator, Planter, TestUnit, call_arguments,
-                                 apply_edits, line_end, matching_brace, plant_after, plain_literal)
-from ..judging.syntax import Source
+                                 apply_edits, line_end, matching_brace, plant_after)
+from . import go_variants
+from .go_tables import (RANGE as _RANGE, SCAN as _SCAN, TABLE as _TABLE, Table as _Table, entry_values as _entry_values,
+                        go_literal, go_string as _go_string, go_value, table_at as _table_at, tables as _tables,
+                        uses as _uses)
 from .spec import COMMON_ARTIFACTS, LanguageSpec, no_unskip, origin_unknown
 
 # --- canaries ---------------------------------------------------------------------------
@@ -59,123 +61,9 @@ def rename(test: str, name: str, new_name: str) -> str:
 # written inline with that one field changed, so it runs every case as the real test does
 # (same subtests, same calls) and fails only the changed one, with the test's own message.
 
-_TABLE = re.compile(r"^var (?P<name>\w+) = (?P<type>\[\](?:struct\b|[\w.]+))", re.M)
-_RANGE = re.compile(r"\bfor (?:(?P<index>\w+), )?(?P<var>\w+) (?P<op>:?=) range (?P<expr>[^{\n]+?) \{")
 _ENTRY_INDEX = "polyglotEntry"  # the loop's index where the test names none (`for _, tc := range`)
 _FAILURE_CALL = re.compile(r"\bt\.(?:Errorf|Fatalf)\(")
 _VERB = re.compile(r"%(?P<flags>[-+# 0]*)(?P<width>\d+)?(?:\.\d+)?(?P<verb>[a-zA-Z%])")
-_GO_INT = re.compile(r"-?0[xXoObB]?[0-9a-fA-F_]+")
-_SCAN = {"backtick": True}
-
-
-@dataclass(frozen=True)
-class _Table:
-    text: str                   # the composite literal as written: `[]T{...}`
-    fields: tuple[str, ...]     # the element struct's fields in order (() when unknown)
-    entries: tuple[tuple[int, int], ...]  # each element's span in `text`
-    body: int = 0               # where the entries' `{` is in `text`
-
-
-def _tables(every_test: str) -> dict[str, _Table]:
-    """The package-level tables of the test files (`var name = []T{...}`), by name."""
-    tables = {}
-    for match in _TABLE.finditer(every_test):
-        try:
-            table = _table_at(every_test, match)
-        except CanaryError:
-            continue
-        if table is not None:
-            tables[match["name"]] = table
-    return tables
-
-
-def _table_at(text: str, match: re.Match) -> _Table | None:
-    start = match.start("type")
-    if match["type"].endswith("struct"):
-        brace = text.index("{", match.end("type"))
-        type_end = matching_brace(text, brace, backtick=True)
-        fields = _struct_fields(text[brace + 1:type_end - 1])
-    else:
-        type_end = match.end("type")
-        fields = _named_struct_fields(text, match["type"][2:])
-    opening = type_end + len(text[type_end:]) - len(text[type_end:].lstrip(" \t"))
-    if not text.startswith("{", opening):
-        return None
-    end = matching_brace(text, opening, backtick=True)
-    literal = text[start:end]
-    entries = call_arguments(literal, opening - start, **_SCAN) or []
-    return _Table(literal, fields, tuple(_without_comments(literal, span) for span in entries), opening - start)
-
-
-def _without_comments(text: str, span: tuple[int, int]) -> tuple[int, int]:
-    start, end = span
-    while text.startswith("//", start):
-        start = line_end(text, start)
-        start += len(text[start:end]) - len(text[start:end].lstrip())
-    return start, end
-
-
-def _struct_fields(body: str) -> tuple[str, ...]:
-    """Field names of a struct body in order; () when a field is embedded (positions unknown)."""
-    names: list[str] = []
-    for line in re.split(r"[;\n]", re.sub(r"//[^\n]*", "", body)):
-        match = re.match(r"\s*(\w+(?:\s*,\s*\w+)*)\s+\S", line)
-        if match is None:
-            if line.strip():
-                return ()
-            continue
-        names += [name.strip() for name in match[1].split(",")]
-    return tuple(names)
-
-
-def _named_struct_fields(text: str, name: str) -> tuple[str, ...]:
-    match = re.search(rf"^type {re.escape(name)} struct \{{", text, re.M)
-    if match is None:
-        return ()
-    return _struct_fields(text[match.end():matching_brace(text, match.end() - 1, backtick=True) - 1])
-
-
-def _entry_values(table: _Table, entry: tuple[int, int]) -> list[tuple[str, int, int]]:
-    """(field, start, end) of each element of one table entry `{...}`, spans in the table."""
-    if not table.text.startswith("{", entry[0]):
-        return []
-    elements = call_arguments(table.text, entry[0], **_SCAN) or []
-    values = []
-    for index, (start, end) in enumerate(elements):
-        keyed = re.match(r"(\w+)\s*:\s*", table.text[start:end])
-        if keyed:
-            values.append((keyed[1], start + keyed.end(), end))
-        elif index < len(table.fields):
-            values.append((table.fields[index], start, end))
-    return values
-
-
-def go_value(source: str) -> int | str | bool | None:
-    """A plain Go literal: a decimal, hexadecimal, octal or binary integer, a plain
-    double-quoted string, true or false."""
-    value = plain_literal(source, "\"", ("false", "true"))
-    if value is None and _GO_INT.fullmatch(source):
-        try:
-            return int(source.replace("_", ""), 0)
-        except ValueError:
-            return None
-    return value
-
-
-def go_literal(value: int | str | bool) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return f'"{value}"' if isinstance(value, str) else str(value)
-
-
-def _go_string(source: str) -> str | None:
-    """The text of a Go string literal (an interpreted one's simple escapes, a raw one as is)."""
-    if len(source) >= 2 and source[0] == source[-1] == "`":
-        return source[1:-1]
-    if not (len(source) >= 2 and source[0] == source[-1] == '"') or "\\u" in source or "\\x" in source:
-        return None
-    escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "'": "'"}
-    return re.sub(r"\\(.)", lambda match: escapes.get(match[1], match[0]), source[1:-1])
 
 
 def _rendered(value: int | str | bool, flags: str, verb: str) -> str | None:
@@ -291,27 +179,6 @@ def _read_elsewhere(table: str, test: str, every_test: str) -> bool:
     real value would be in the test binary twice and the copy's once (red team 9 read
     go__hexadecimal's pair by that majority from memory: TestHandleErrors indexes `testCases[i]`)."""
     return _uses(table, _without_spans(every_test, _not_run(every_test))) - _uses(table, test) > 1  # less its declaration
-
-
-def _uses(name: str, text: str) -> int:
-    """How often Go code names `name` (identifiers of the syntax tree: not in a comment, a
-    string or as a field); where the text does not parse, every spelling counts."""
-    counts = _identifier_counts(text)
-    return counts.get(name, 0) if counts is not None else len(re.findall(rf"(?<![\w.]){name}\b", text))
-
-
-@functools.lru_cache(maxsize=64)
-def _identifier_counts(text: str) -> dict[str, int] | None:
-    """Each identifier's count in one parse of `text` (None when it does not parse): every
-    table and every test of a package asks of the same joined text."""
-    source = Source("go", text)
-    if source.has_errors:
-        return None
-    counts: dict[str, int] = {}
-    for node in source.walk():
-        if node.type == "identifier":
-            counts[source.text_of(node)] = counts.get(source.text_of(node), 0) + 1
-    return counts
 
 
 def _not_run(text: str) -> list[tuple[int, int]]:
@@ -556,6 +423,8 @@ LANGUAGE = LanguageSpec(
     test_command=f"polyglot-go-test {{report_dir}} {BINARY_DIR}",
     run_command=f"polyglot-go-run {{report_dir}} {BINARY_DIR.replace('report_dir', 'build_report_dir')}",
     parse_results=runner_results.parse_go_test_json,
+    # A copy of a table-ranging test over one changed entry (docs/variants-go.md).
+    variants=go_variants.DERIVER,
     # go test runs only *_test.go files, hidden files a patch cannot add (a TestX in a
     # solution file, as in go__counter's reference, is an ordinary function); the report
     # names only the package.

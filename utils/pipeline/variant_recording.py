@@ -106,10 +106,12 @@ def _derive_for(instance: Instance, tree: Path, texts: Mapping[str, str],
 
 
 def _in_domain(candidate: v.Candidate, source: str, clusters: set[str], every_test: str) -> bool:
-    old, new = source[candidate.input_edit[0]:candidate.input_edit[1]], candidate.input_edit[2]
+    text, edit = candidate.changed_input
+    text = source if text is None else text  # Go's input sits in its table's entry
+    old, new = text[edit[0]:edit[1]], edit[2]
     return (v.keeps_named_clusters(clusters, old, new) and v.keeps_vocabulary(every_test, old, new)
-            and v.keeps_argument_range(every_test, source, candidate.input_edit)
-            and v.keeps_fresh(every_test, source, candidate.input_edit))
+            and v.keeps_argument_range(every_test, text, edit)
+            and v.keeps_fresh(every_test, text, edit))
 
 
 def stated_bound(instance: Instance, tree: Path) -> int:
@@ -167,9 +169,10 @@ def _judge(candidate: v.Candidate, observed: tuple[str | None, str], read: Calla
     # The word the exercise computes in is also the one its own answers need: a keyed answer's
     # rendering may hold integers the tests never spell (cpp__gigasecond's ptime in ticks).
     bound = max([bound, *v.stated_integers(json.dumps(candidate.original, default=str))])
-    if not v.within_stated_range((candidate.input_edit[2], written), bound):
+    new_input = candidate.changed_input[1][2]
+    if not v.within_stated_range((new_input, written), bound):
         return None, v.BEYOND_STATED
-    if not v.keeps_selection(candidate.input_edit[2], candidate.original, value):
+    if not v.keeps_selection(new_input, candidate.original, value):
         return None, v.SELECTION_CHANGED
     return candidate.variant(written), v.KEPT
 
