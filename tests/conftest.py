@@ -186,6 +186,15 @@ def _reused_gate_dataset() -> Path | None:
     return None
 
 
+def pytest_configure(config):
+    """Say it at once when POLYGLOT_GATE_DATASET is set but not used: the gate's preparation
+    of all 225 then runs (~15 min) where the developer expected none."""
+    reuse = os.environ.get("POLYGLOT_GATE_DATASET")
+    if reuse and _reused_gate_dataset() is None:
+        why = "CI=true (CI always prepares its own)" if IN_CI else f"no polyglot_benchmark_metadata.json in {reuse}"
+        print(f"conftest: POLYGLOT_GATE_DATASET is ignored: {why}; a test that uses the gate's dataset prepares all 225 anew", file=sys.stderr)
+
+
 # --- the gate's preparation in the background (docs/ci-time.md) ---------------------------
 # The gate's preparation of all 225 is CPU-bound and takes most of a run. It starts in a
 # process of its own as soon as the tests that must not run beside it are done (they restart

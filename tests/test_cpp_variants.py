@@ -38,7 +38,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from cpp_memorizer import Signature, memorizer_header, rows  # noqa: E402
 
-from .test_variants import _grade, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
+from .test_variants import _grade, _patches, _reference, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
 
 STUB = """#pragma once
 #include <string>
@@ -274,14 +274,6 @@ def _hidden(instance) -> str:
         return (Path(workdir) / "t" / instance.hidden_paths[0]).read_text()
 
 
-def _patches(dataset: Path, ids, files_of) -> dict[str, str]:
-    from polyglot_harness.utils.pipeline.expected_tests import patch_writing
-    from polyglot_harness.utils.records.dataset import load_dataset
-
-    return {instance.instance_id: patch_writing(instance, files_of(instance))
-            for instance in load_dataset(dataset) if instance.instance_id in ids}
-
-
 @pytest.mark.docker
 def test_cpp_memorizer_resolves_upstream_but_not_on_variants(cpp_variants_dataset, tmp_path):
     def memorizer(instance) -> dict[str, bytes]:
@@ -290,7 +282,7 @@ def test_cpp_memorizer_resolves_upstream_but_not_on_variants(cpp_variants_datase
         return {header: memorizer_header(_hidden(instance), MEMORIZED[instance.instance_id]).encode()}
 
     results, data = _grade(cpp_variants_dataset, tmp_path, "memorizer",
-                           _patches(cpp_variants_dataset, MEMORIZED, memorizer), "cpp")
+                           _patches(cpp_variants_dataset, memorizer, MEMORIZED), "cpp")
     assert sorted(results) == sorted(MEMORIZED)
     for instance_id, result in results.items():
         print(instance_id, result["eval_result"], result["variants_passed"], result["variants_failed"])
@@ -306,13 +298,8 @@ def test_every_cpp_reference_passes_its_variants(cpp_variants_dataset, tmp_path)
     with_variants = {instance.instance_id for instance in load_dataset(cpp_variants_dataset)
                      if instance.language == "cpp" and instance.variants}
     assert len(with_variants) >= 2
-
-    def reference(instance) -> dict[str, bytes]:
-        return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
-                for path in instance.reference_dir.rglob("*") if path.is_file()}
-
     results, data = _grade(cpp_variants_dataset, tmp_path, "reference",
-                           _patches(cpp_variants_dataset, with_variants, reference), "cpp")
+                           _patches(cpp_variants_dataset, _reference, with_variants), "cpp")
     assert sorted(results) == sorted(with_variants)
     for instance_id, result in results.items():
         assert result["eval_result"] == "resolved" and result["resolved_on_variants"] is True, (
@@ -329,7 +316,7 @@ def test_honest_cpp_solutions_fail_no_variant(cpp_variants_dataset, tmp_path):
         return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
 
     ids = {f"cpp__{folder.name}" for folder in HONEST.iterdir() if folder.is_dir()}
-    patches = _patches(cpp_variants_dataset, ids, files)
+    patches = _patches(cpp_variants_dataset, files, ids)
     assert {"cpp__yacht", "cpp__all-your-base"} <= set(patches)
     results, _ = _grade(cpp_variants_dataset, tmp_path, "honest", patches, "cpp")
     assert_honest(results, sorted(patches))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import random
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from go_memorizer import memorizer_source, table_of  # noqa: E402
 
-from .test_variants import _grade, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
+from .test_variants import _files_at, _grade, _patches, _reference, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
 
 CASES = '''package thing
 
@@ -311,27 +310,6 @@ def go_variants_dataset(real_dataset) -> Path:
     return Path(given) if given else real_dataset
 
 
-def _files_at(instance, commit: str, paths) -> dict[str, str]:
-    from polyglot_harness.utils.records.instance_repo import checkout_commit
-
-    with tempfile.TemporaryDirectory() as workdir:
-        checkout_commit(instance.grading_repo_dir, commit, Path(workdir) / "t")
-        return {path: (Path(workdir) / "t" / path).read_text() for path in paths}
-
-
-def _patches(dataset: Path, ids, files_of) -> dict[str, str]:
-    from polyglot_harness.utils.pipeline.expected_tests import patch_writing
-    from polyglot_harness.utils.records.dataset import load_dataset
-
-    return {instance.instance_id: patch_writing(instance, files_of(instance))
-            for instance in load_dataset(dataset) if instance.instance_id in ids}
-
-
-def _reference(instance) -> dict[str, bytes]:
-    return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
-            for path in instance.reference_dir.rglob("*") if path.is_file()}
-
-
 @pytest.mark.docker
 def test_go_memorizer_resolves_upstream_but_not_on_variants(go_variants_dataset, tmp_path):
     def memorizer(instance):
@@ -340,7 +318,7 @@ def test_go_memorizer_resolves_upstream_but_not_on_variants(go_variants_dataset,
         stub = _files_at(instance, instance.base_commit, [stub_path])[stub_path]
         return {stub_path: memorizer_source(tests, stub).encode()}
 
-    results, data = _grade(go_variants_dataset, tmp_path, "memorizer", _patches(go_variants_dataset, MEMORIZED, memorizer),
+    results, data = _grade(go_variants_dataset, tmp_path, "memorizer", _patches(go_variants_dataset, memorizer, MEMORIZED),
                            "go")
     assert sorted(results) == MEMORIZED
     for instance_id, result in results.items():
@@ -358,7 +336,7 @@ def test_every_go_reference_passes_its_variants(go_variants_dataset, tmp_path):
                      if instance.language == "go" and instance.variants}
     assert set(MEMORIZED) <= with_variants
     results, data = _grade(go_variants_dataset, tmp_path, "reference",
-                           _patches(go_variants_dataset, with_variants, _reference), "go")
+                           _patches(go_variants_dataset, _reference, with_variants), "go")
     assert sorted(results) == sorted(with_variants)
     for instance_id, result in results.items():
         assert result["eval_result"] == "resolved" and result["resolved_on_variants"] is True, (
@@ -379,7 +357,7 @@ def test_honest_go_solutions_fail_no_variant(go_variants_dataset, tmp_path):
         return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
 
     ids = {f"go__{folder.name}" for folder in HONEST.iterdir() if folder.is_dir()}
-    patches = _patches(go_variants_dataset, ids, files)
+    patches = _patches(go_variants_dataset, files, ids)
     assert set(patches) == {"go__pig-latin", "go__say", "go__wordy"}
     results, _ = _grade(go_variants_dataset, tmp_path, "honest", patches, "go")
     assert_honest(results, sorted(patches))

@@ -34,7 +34,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from js_memorizer import memorizer_source  # noqa: E402
 
-from .test_variants import _grade, _hidden_test, _patches, assert_honest  # noqa: E402  (harness runs with --variants, one language)
+from .test_variants import _grade, _hidden_test, _patches, _reference, assert_honest  # noqa: E402  (harness runs with --variants, one language)
 
 SPEC = """import { f, g, Thing } from './thing';
 
@@ -275,13 +275,7 @@ def test_js_memorizer_resolves_upstream_but_not_on_variants(js_variants_dataset,
 def test_js_references_pass_their_variants(js_variants_dataset, tmp_path):
     """The control: the references resolve both ways (the trusted process's report carries
     every variant's case)."""
-    def reference(instance):
-        if instance.instance_id not in MEMORIZED:
-            return None
-        return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
-                for path in instance.reference_dir.rglob("*") if path.is_file()}
-
-    results, data = _grade(js_variants_dataset, tmp_path, "reference", _patches(js_variants_dataset, reference),
+    results, data = _grade(js_variants_dataset, tmp_path, "reference", _patches(js_variants_dataset, _reference, MEMORIZED),
                            "javascript")
     assert sorted(results) == MEMORIZED
     for instance_id, result in results.items():

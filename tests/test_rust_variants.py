@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import random
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from rust_memorizer import memorizer_source  # noqa: E402
 
-from .test_variants import _grade, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
+from .test_variants import _files_at, _grade, _patches, _reference, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
 
 TESTS = '''use thing::*;
 
@@ -214,22 +213,6 @@ def rust_variants_dataset(real_dataset) -> Path:
     return Path(given) if given else real_dataset
 
 
-def _files_at(instance, commit: str, paths) -> dict[str, str]:
-    from polyglot_harness.utils.records.instance_repo import checkout_commit
-
-    with tempfile.TemporaryDirectory() as workdir:
-        checkout_commit(instance.grading_repo_dir, commit, Path(workdir) / "t")
-        return {path: (Path(workdir) / "t" / path).read_text() for path in paths}
-
-
-def _patches(dataset: Path, files_of) -> dict[str, str]:
-    from polyglot_harness.utils.pipeline.expected_tests import patch_writing
-    from polyglot_harness.utils.records.dataset import load_dataset
-
-    return {instance.instance_id: patch_writing(instance, files_of(instance))
-            for instance in load_dataset(dataset) if instance.instance_id in MEMORIZED}
-
-
 @pytest.mark.docker
 def test_rust_memorizer_resolves_upstream_but_not_on_variants_and_the_reference_on_both(rust_variants_dataset,
                                                                                      tmp_path):
@@ -238,11 +221,7 @@ def test_rust_memorizer_resolves_upstream_but_not_on_variants_and_the_reference_
         stub = _files_at(instance, instance.base_commit, ["src/lib.rs"])["src/lib.rs"]
         return {"src/lib.rs": memorizer_source(test, stub).encode()}
 
-    def reference(instance):
-        return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
-                for path in instance.reference_dir.rglob("*") if path.is_file()}
-
-    results, data = _grade(rust_variants_dataset, tmp_path, "memorizer", _patches(rust_variants_dataset, memorizer),
+    results, data = _grade(rust_variants_dataset, tmp_path, "memorizer", _patches(rust_variants_dataset, memorizer, MEMORIZED),
                            "rust")
     assert sorted(results) == MEMORIZED
     for instance_id, result in results.items():
@@ -250,7 +229,7 @@ def test_rust_memorizer_resolves_upstream_but_not_on_variants_and_the_reference_
         assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
         assert result["resolved_on_variants"] is False and result["variants_failed"] > 0, instance_id
     assert data["memorization_gap"]["ids"] == MEMORIZED
-    results, data = _grade(rust_variants_dataset, tmp_path, "reference", _patches(rust_variants_dataset, reference),
+    results, data = _grade(rust_variants_dataset, tmp_path, "reference", _patches(rust_variants_dataset, _reference, MEMORIZED),
                            "rust")
     for instance_id, result in results.items():
         assert result["eval_result"] == "resolved" and result["resolved_on_variants"] is True, instance_id

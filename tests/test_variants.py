@@ -274,12 +274,30 @@ def assert_honest(results: dict, ids) -> None:
     assert total and (total - passed) <= HONEST_TOLERANCE * total, failed
 
 
-def _patches(dataset: Path, files_of) -> dict[str, str]:
+def _patches(dataset: Path, files_of, ids=None) -> dict[str, str]:
+    """Each instance's patch writing `files_of(instance)` (None: no patch), of `ids` only
+    where given (the other languages' variant modules use these helpers too)."""
     from polyglot_harness.utils.pipeline.expected_tests import patch_writing
     from polyglot_harness.utils.records.dataset import load_dataset
 
-    return {instance.instance_id: patch_writing(instance, files_of(instance))
-            for instance in load_dataset(dataset) if files_of(instance) is not None}
+    return {instance.instance_id: patch_writing(instance, files) for instance in load_dataset(dataset)
+            if (ids is None or instance.instance_id in ids) and (files := files_of(instance)) is not None}
+
+
+def _files_at(instance, commit: str, paths) -> dict[str, str]:
+    """The texts of `paths` at `commit` of the instance's grading repository."""
+    from polyglot_harness.utils.records.instance_repo import checkout_commit
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as workdir:
+        checkout_commit(instance.grading_repo_dir, commit, Path(workdir) / "t")
+        return {path: (Path(workdir) / "t" / path).read_text() for path in paths}
+
+
+def _reference(instance) -> dict[str, bytes]:
+    """The reference solution's files."""
+    return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
+            for path in instance.reference_dir.rglob("*") if path.is_file()}
 
 
 def _hidden_test(instance, suffix: str = "_test.py") -> str:
@@ -311,19 +329,13 @@ def test_memorizer_resolves_upstream_but_not_on_variants(variants_dataset, tmp_p
 def test_reference_and_honest_solutions_pass_their_variants(variants_dataset, tmp_path):
     """The control: the references resolve both ways; solutions written from the instructions
     alone fail no variant (every false failure would be a defect of the variants)."""
-    def reference(instance):
-        if instance.instance_id not in HONEST:
-            return None
-        return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
-                for path in instance.reference_dir.rglob("*") if path.is_file()}
-
     def honest(instance):
         slug = HONEST.get(instance.instance_id)
         if slug is None:
             return None
         return {instance.solution_paths[0]: (FIXTURES / "honest" / slug / Path(instance.solution_paths[0]).name).read_bytes()}
 
-    results, data = _grade(variants_dataset, tmp_path, "reference", _patches(variants_dataset, reference))
+    results, data = _grade(variants_dataset, tmp_path, "reference", _patches(variants_dataset, _reference, HONEST))
     assert sorted(results) == sorted(HONEST)
     for instance_id, result in results.items():
         assert result["variants_passed"] and result["variants_failed"] == 0, (instance_id, result["failed_variants"])
