@@ -38,7 +38,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from cpp_memorizer import Signature, memorizer_header, rows  # noqa: E402
 
-from .test_variants import _grade, _patches, _reference, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
+from .test_variants import _corpus_files, _grade, _patches, _reference, assert_honest, assert_memorized  # noqa: E402 (the harness run with --variants, its results and report)
 
 STUB = """#pragma once
 #include <string>
@@ -283,12 +283,7 @@ def test_cpp_memorizer_resolves_upstream_but_not_on_variants(cpp_variants_datase
 
     results, data = _grade(cpp_variants_dataset, tmp_path, "memorizer",
                            _patches(cpp_variants_dataset, memorizer, MEMORIZED), "cpp")
-    assert sorted(results) == sorted(MEMORIZED)
-    for instance_id, result in results.items():
-        print(instance_id, result["eval_result"], result["variants_passed"], result["variants_failed"])
-        assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
-        assert result["resolved_on_variants"] is False and result["variants_failed"] > 0, instance_id
-    assert data["memorization_gap"]["ids"] == sorted(MEMORIZED)
+    assert_memorized(results, data, MEMORIZED)
 
 
 @pytest.mark.docker
@@ -311,10 +306,7 @@ def test_every_cpp_reference_passes_its_variants(cpp_variants_dataset, tmp_path)
 @pytest.mark.docker
 def test_honest_cpp_solutions_fail_no_variant(cpp_variants_dataset, tmp_path):
     """Written from the instructions (the interface from the test calls), never the reference."""
-    def files(instance) -> dict[str, bytes]:
-        folder = HONEST / instance.task_name
-        return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
-
+    files = _corpus_files(HONEST)
     ids = {f"cpp__{folder.name}" for folder in HONEST.iterdir() if folder.is_dir()}
     patches = _patches(cpp_variants_dataset, files, ids)
     assert {"cpp__yacht", "cpp__all-your-base"} <= set(patches)

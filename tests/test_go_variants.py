@@ -30,7 +30,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from go_memorizer import memorizer_source, table_of  # noqa: E402
 
-from .test_variants import _files_at, _grade, _patches, _reference, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
+from .test_variants import _corpus_files, _files_at, _grade, _patches, _reference, assert_honest, assert_memorized  # noqa: E402 (the harness run with --variants, its results and report)
 
 CASES = '''package thing
 
@@ -320,12 +320,7 @@ def test_go_memorizer_resolves_upstream_but_not_on_variants(go_variants_dataset,
 
     results, data = _grade(go_variants_dataset, tmp_path, "memorizer", _patches(go_variants_dataset, memorizer, MEMORIZED),
                            "go")
-    assert sorted(results) == MEMORIZED
-    for instance_id, result in results.items():
-        print(instance_id, result["eval_result"], result["variants_passed"], result["variants_failed"])
-        assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
-        assert result["resolved_on_variants"] is False and result["variants_failed"] > 0, instance_id
-    assert data["memorization_gap"]["ids"] == MEMORIZED
+    assert_memorized(results, data, MEMORIZED)
 
 
 @pytest.mark.docker
@@ -352,10 +347,7 @@ HONEST = FIXTURES / "honest-go"
 @pytest.mark.docker
 def test_honest_go_solutions_fail_no_variant(go_variants_dataset, tmp_path):
     """Resolved, and at most HONEST_TOLERANCE of the variants failed (test_variants.assert_honest)."""
-    def files(instance) -> dict[str, bytes]:
-        folder = HONEST / instance.task_name
-        return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
-
+    files = _corpus_files(HONEST)
     ids = {f"go__{folder.name}" for folder in HONEST.iterdir() if folder.is_dir()}
     patches = _patches(go_variants_dataset, files, ids)
     assert set(patches) == {"go__pig-latin", "go__say", "go__wordy"}

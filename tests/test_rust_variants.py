@@ -29,7 +29,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "variants"
 sys.path.insert(0, str(FIXTURES))
 from rust_memorizer import memorizer_source  # noqa: E402
 
-from .test_variants import _files_at, _grade, _patches, _reference, assert_honest  # noqa: E402 (the harness run with --variants, its results and report)
+from .test_variants import _corpus_files, _files_at, _grade, _patches, _reference, assert_honest, assert_memorized  # noqa: E402 (the harness run with --variants, its results and report)
 
 TESTS = '''use thing::*;
 
@@ -223,12 +223,7 @@ def test_rust_memorizer_resolves_upstream_but_not_on_variants_and_the_reference_
 
     results, data = _grade(rust_variants_dataset, tmp_path, "memorizer", _patches(rust_variants_dataset, memorizer, MEMORIZED),
                            "rust")
-    assert sorted(results) == MEMORIZED
-    for instance_id, result in results.items():
-        print(instance_id, result["eval_result"], result["variants_passed"], result["variants_failed"])
-        assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
-        assert result["resolved_on_variants"] is False and result["variants_failed"] > 0, instance_id
-    assert data["memorization_gap"]["ids"] == MEMORIZED
+    assert_memorized(results, data, MEMORIZED)
     results, data = _grade(rust_variants_dataset, tmp_path, "reference", _patches(rust_variants_dataset, _reference, MEMORIZED),
                            "rust")
     for instance_id, result in results.items():
@@ -249,10 +244,7 @@ def test_honest_rust_solutions_fail_no_variant(rust_variants_dataset, tmp_path):
     from polyglot_harness.utils.pipeline.expected_tests import patch_writing
     from polyglot_harness.utils.records.dataset import load_dataset
 
-    def files(instance) -> dict[str, bytes]:
-        folder = HONEST / instance.task_name
-        return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
-
+    files = _corpus_files(HONEST)
     patches = {instance.instance_id: patch_writing(instance, files(instance))
                for instance in load_dataset(rust_variants_dataset)
                if instance.language == "rust" and (HONEST / instance.task_name).is_dir()}

@@ -294,6 +294,25 @@ def _files_at(instance, commit: str, paths) -> dict[str, str]:
         return {path: (Path(workdir) / "t" / path).read_text() for path in paths}
 
 
+def assert_memorized(results: dict, data: dict, ids) -> None:
+    """A memorizer's run: exactly `ids` graded, each resolved upstream and not on variants
+    (some variant failed), and report.json's memorization gap lists them all."""
+    assert sorted(results) == sorted(ids)
+    for instance_id, result in results.items():
+        print(instance_id, result["eval_result"], result["variants_passed"], result["variants_failed"])
+        assert result["eval_result"] == "resolved", (instance_id, result["reason"], result["detail"])
+        assert result["resolved_on_variants"] is False and result["variants_failed"] > 0, instance_id
+    assert data["memorization_gap"]["ids"] == sorted(ids)
+
+
+def _corpus_files(corpus: Path):
+    """files_of for a corpus of solutions in folders named after the exercise."""
+    def files(instance) -> dict[str, bytes]:
+        folder = corpus / instance.task_name
+        return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+    return files
+
+
 def _reference(instance) -> dict[str, bytes]:
     """The reference solution's files."""
     return {path.relative_to(instance.reference_dir).as_posix(): path.read_bytes()
